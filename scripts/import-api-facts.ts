@@ -1,0 +1,129 @@
+// Imports the Kubernetes 1.36 API facts (../shared/k8s-api-facts) into this
+// project's own format under shared/api/facts/. Run after a facts update:
+//   npm run build && node dist/scripts/import-api-facts.js ../shared/k8s-api-facts
+// Only names, numbers and types travel; the output is committed so a clean
+// clone builds without the facts folder.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type {
+  FieldSchema,
+  ProtoField,
+  ProtoMessage,
+  ResourceFacts,
+  TypeSchema,
+} from '../shared/api/schema-types';
+
+const src = resolve(process.argv[2] ?? '../shared/k8s-api-facts');
+const out = resolve(__dirname, '../../shared/api/facts');
+const read = (f: string) => JSON.parse(readFileSync(join(src, f), 'utf8'));
+
+function field(p: any): FieldSchema {
+  const f: FieldSchema = {};
+  if (p.type) f.type = p.type;
+  if (p.format) f.format = p.format;
+  if (p.$ref) f.ref = p.$ref;
+  if (p.items) f.items = field(p.items);
+  if (p.additionalProperties) f.values = field(p.additionalProperties);
+  if (p.enum) f.enum = p.enum;
+  if (p.patchStrategy) f.patchStrategy = p.patchStrategy;
+  if (p.patchMergeKey) f.patchMergeKey = p.patchMergeKey;
+  if (p.listType) f.listType = p.listType;
+  if (p.listMapKeys) f.listMapKeys = p.listMapKeys;
+  if (p.mapType) f.mapType = p.mapType;
+  if (p.intOrString) f.intOrString = true;
+  if (p.unionDiscriminator) f.unionDiscriminator = true;
+  const pr = p.proto;
+  if (pr?.envelope) f.envelope = true;
+  else if (pr?.number) {
+    const proto: ProtoField = { n: pr.number, t: pr.protoType };
+    if (pr.repeated) proto.repeated = true;
+    if (pr.map) {
+      proto.map = true;
+      proto.key = pr.mapKey;
+    }
+    if (pr.protoName) proto.name = pr.protoName;
+    if (pr.inlineVia)
+      proto.via = pr.inlineVia.map((v: any) => ({ message: v.message, name: v.name, n: v.number }));
+    f.proto = proto;
+  }
+  return f;
+}
+
+const types: Record<string, TypeSchema> = {};
+for (const [name, d] of Object.entries<any>(read('types.json'))) {
+  const t: TypeSchema = {};
+  if (d.type) t.type = d.type;
+  if (d.format) t.format = d.format;
+  if (d.gvk) t.gvk = d.gvk.map((g: any) => ({ group: g.group, version: g.version, kind: g.kind }));
+  if (d.required) t.required = d.required;
+  if (d.structType) t.structType = d.structType;
+  if (d.unions) t.unions = d.unions;
+  if (d.proto?.message) t.protoMessage = d.proto.message;
+  if (d.properties) {
+    t.properties = {};
+    for (const [k, p] of Object.entries<any>(d.properties)) t.properties[k] = field(p);
+  }
+  types[name] = t;
+}
+
+// Proto messages as of the 1.36 release (drop what exists only on master).
+const proto: Record<string, ProtoMessage> = {};
+for (const [name, m] of Object.entries<any>(read('proto-messages.json'))) {
+  if (m.onlyIn === 'master') continue;
+  const msg: ProtoMessage = {
+    fields: m.fields
+      .filter((f: any) => f.onlyIn !== 'master')
+      .map((f: any) => {
+        const pf: ProtoMessage['fields'][number] = { name: f.name, n: f.number, type: f.type };
+        if (f.label === 'repeated' && f.type !== 'map') pf.repeated = true;
+        if (f.type === 'map') {
+          pf.key = f.mapKey;
+          pf.value = f.mapValue;
+        }
+        return pf;
+      }),
+  };
+  const o = m.options ?? {};
+  if (o['protobuf.as']) msg.as = o['protobuf.as'];
+  if (o['protobuf.embed']) msg.embed = o['protobuf.embed'];
+  if (o['protobuf.nullable']) msg.nullable = true;
+  proto[name] = msg;
+}
+
+const r = read('resources.json');
+const resources: ResourceFacts[] = r.resources.map((x: any) => {
+  const res: ResourceFacts = {
+    group: x.group,
+    version: x.version,
+    resource: x.resource,
+    kind: x.kind,
+    singular: x.singularName,
+    namespaced: x.namespaced,
+    verbs: x.verbs,
+    definition: x.definition,
+  };
+  if (x.shortNames?.length) res.shortNames = x.shortNames;
+  if (x.categories?.length) res.categories = x.categories;
+  if (x.deprecated) res.deprecated = true;
+  if (x.subresources?.length) {
+    res.subresources = x.subresources.map((s: any) => {
+      const sub: NonNullable<ResourceFacts['subresources']>[number] = {
+        name: s.name,
+        kind: s.kind,
+        verbs: s.verbs,
+      };
+      if (s.group !== undefined && s.group !== x.group) sub.group = s.group;
+      if (s.version !== undefined && s.version !== x.version) sub.version = s.version;
+      if (s.connect) sub.connect = true;
+      return sub;
+    });
+  }
+  return res;
+});
+
+writeFileSync(join(out, 'types.json'), JSON.stringify(types));
+writeFileSync(join(out, 'proto.json'), JSON.stringify(proto));
+writeFileSync(join(out, 'resources.json'), JSON.stringify(resources, null, 1) + '\n');
+console.log(
+  `wrote ${Object.keys(types).length} types, ${Object.keys(proto).length} proto messages, ${resources.length} resources to ${out}`,
+);
