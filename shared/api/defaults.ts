@@ -1,0 +1,82 @@
+// applyDefaults: Kubernetes 1.36 defaulting of a decoded object, in place.
+// Walks the object along its kind's schema and applies each type's defaulter
+// wherever that type occurs, outer types first (as SetObjectDefaults_* do);
+// subtrees whose types have no defaulters are skipped. Idempotent.
+import { definitionOf, parseAPIVersion, typeSchema } from './schema';
+import type { FieldSchema, GroupVersionKind } from './schema-types';
+import { CORE, defaultersOf, type Obj } from './defaults-registry';
+import { roundResourceList } from './defaults-core';
+import './defaults-workloads';
+import './defaults-misc';
+
+export { setServiceDefaultsHook, defaultPullPolicy } from './defaults-core';
+export { registerDefaults } from './defaults-registry';
+
+const QUANTITY = 'io.k8s.apimachinery.pkg.api.resource.Quantity';
+const hasDefaults = new Map<string, boolean>();
+let cycleHit = false;
+
+/**
+ * Whether a definition or anything below it has a defaulter. Memoized; a result
+ * that depended on a type still being computed (a cycle) is not memoized as false.
+ */
+function needsWalk(def: string, visiting = new Set<string>()): boolean {
+  const known = hasDefaults.get(def);
+  if (known !== undefined) return known;
+  if (visiting.has(def)) {
+    cycleHit = true;
+    return false;
+  }
+  visiting.add(def);
+  const outerHit = cycleHit;
+  cycleHit = false;
+  let found = !!defaultersOf(def);
+  for (const f of Object.values(typeSchema(def)?.properties ?? {})) {
+    if (found) break;
+    found = fieldNeedsWalk(def, f, visiting);
+  }
+  visiting.delete(def);
+  if (found || !cycleHit) hasDefaults.set(def, found);
+  cycleHit = outerHit || cycleHit;
+  return found;
+}
+const isResourceList = (owner: string, f: FieldSchema) =>
+  owner.startsWith(CORE) && f.values?.ref === QUANTITY;
+
+function fieldNeedsWalk(owner: string, f: FieldSchema, visiting: Set<string>): boolean {
+  if (isResourceList(owner, f)) return true;
+  const inner = f.items ?? f.values ?? f;
+  return !!inner.ref && needsWalk(inner.ref, visiting);
+}
+
+function walk(v: unknown, def: string): void {
+  if (v === null || typeof v !== 'object' || Array.isArray(v) || !needsWalk(def)) return;
+  const o = v as Obj;
+  for (const fn of defaultersOf(def) ?? []) fn(o);
+  const props = typeSchema(def)?.properties;
+  if (!props) return;
+  for (const k of Object.keys(o)) {
+    const f = props[k];
+    const val = o[k];
+    if (!f || val === null || val === undefined) continue;
+    if (isResourceList(def, f)) {
+      if (typeof val === 'object' && !Array.isArray(val)) roundResourceList(val as Obj);
+    } else if (f.ref) walk(val, f.ref);
+    else if (f.items?.ref && Array.isArray(val)) for (const item of val) walk(item, f.items.ref);
+    else if (f.values?.ref && typeof val === 'object' && !Array.isArray(val))
+      for (const item of Object.values(val as Obj)) walk(item, f.values.ref);
+  }
+}
+
+/** Applies Kubernetes' defaults to a built-in object in place; unknown kinds are left alone. */
+export function applyDefaults<T extends Obj>(obj: T, gvk?: GroupVersionKind): T {
+  const g =
+    gvk ??
+    ({
+      ...parseAPIVersion(typeof obj.apiVersion === 'string' ? obj.apiVersion : ''),
+      kind: String(obj.kind ?? ''),
+    } as GroupVersionKind);
+  const def = definitionOf(g);
+  if (def) walk(obj, def);
+  return obj;
+}

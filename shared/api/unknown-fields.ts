@@ -1,0 +1,347 @@
+// The decode pass over a parsed body, against the schema of its kind, doing what
+// kube-apiserver's typed JSON decoding does:
+// - unknown and duplicate fields as strict-decoding messages, in document order,
+//   with Kubernetes' paths (`unknown field "spec.containers[0].foo"`);
+// - type mismatches as Go's json error (`json: cannot unmarshal string into Go
+//   struct field ContainerPort.spec.containers.ports.containerPort of type int32`),
+//   and the custom decoders' errors (quantities, times, base64);
+// - the re-encoding Kubernetes does on the way in: nulls dropped, quantities and
+//   times in canonical form.
+import { typeSchema } from './schema';
+import type { FieldSchema } from './schema-types';
+import { formatQuantity, quantityFromJSON } from './validation/quantity';
+import { formatGoTime, isZeroGoTime, parseGoTime } from './validation/gotime';
+
+type Kind =
+  | 'string'
+  | 'bytes'
+  | 'int32'
+  | 'int64'
+  | 'float'
+  | 'bool'
+  | 'struct'
+  | 'array'
+  | 'map'
+  | 'quantity'
+  | 'intstr'
+  | 'time'
+  | 'microtime'
+  | 'any';
+
+interface Desc {
+  kind: Kind;
+  goType: string;
+  def?: string;
+  item?: Desc;
+  value?: Desc;
+  /** Go names of the embedded structs the JSON flattens (VolumeSource, ProbeHandler...). */
+  via?: string[];
+}
+
+const META = 'io.k8s.apimachinery.pkg.apis.meta.v1.';
+const SPECIAL: Record<string, Desc> = {
+  'io.k8s.apimachinery.pkg.api.resource.Quantity': { kind: 'quantity', goType: 'resource.Quantity' },
+  'io.k8s.apimachinery.pkg.util.intstr.IntOrString': { kind: 'intstr', goType: 'intstr.IntOrString' },
+  [META + 'Time']: { kind: 'time', goType: 'v1.Time' },
+  [META + 'MicroTime']: { kind: 'microtime', goType: 'v1.MicroTime' },
+  [META + 'FieldsV1']: { kind: 'any', goType: 'v1.FieldsV1' },
+  [META + 'Patch']: { kind: 'any', goType: 'v1.Patch' },
+  'io.k8s.apimachinery.pkg.runtime.RawExtension': { kind: 'any', goType: 'runtime.RawExtension' },
+};
+
+const shortName = (def: string) => def.slice(def.lastIndexOf('.') + 1);
+/** Go package-qualified name: io.k8s.api.core.v1.PodSpec → v1.PodSpec. */
+function goTypeOf(def: string): string {
+  const parts = def.split('.');
+  return `${parts[parts.length - 2]}.${parts[parts.length - 1]}`;
+}
+
+const structFields = new Map<string, Map<string, Desc>>();
+
+function refDesc(def: string): Desc {
+  const special = SPECIAL[def];
+  if (special) return special;
+  const t = typeSchema(def);
+  // JSON, JSONSchemaPropsOr*: custom decoders accepting any JSON.
+  if (!t || !t.type) return { kind: 'any', goType: goTypeOf(def) };
+  if (t.type === 'object') return { kind: 'struct', goType: goTypeOf(def), def };
+  return scalarDesc(t.type, t.format);
+}
+
+function scalarDesc(type: string | undefined, format: string | undefined): Desc {
+  switch (type) {
+    case 'string':
+      return format === 'byte' ? { kind: 'bytes', goType: '[]uint8' } : { kind: 'string', goType: 'string' };
+    case 'integer':
+      return format === 'int32' ? { kind: 'int32', goType: 'int32' } : { kind: 'int64', goType: 'int64' };
+    case 'number':
+      return { kind: 'float', goType: 'float64' };
+    case 'boolean':
+      return { kind: 'bool', goType: 'bool' };
+    default:
+      return { kind: 'any', goType: 'interface {}' };
+  }
+}
+
+function fieldDesc(f: FieldSchema): Desc {
+  let d: Desc;
+  if (f.ref) d = refDesc(f.ref);
+  else if (f.type === 'array' && f.items) {
+    const item = fieldDesc(f.items);
+    d =
+      item.kind === 'any'
+        ? { kind: 'any', goType: 'interface {}' }
+        : { kind: 'array', goType: '[]' + item.goType, item };
+  } else if (f.type === 'object' && f.values) {
+    const value = fieldDesc(f.values);
+    const key = value.kind === 'quantity' ? 'v1.ResourceName' : 'string';
+    d = { kind: 'map', goType: `map[${key}]${value.goType}`, value };
+  } else if (f.type === 'object') d = { kind: 'any', goType: 'map[string]interface {}' };
+  else d = scalarDesc(f.type, f.format);
+  const via = f.proto?.via;
+  return via ? { ...d, via: via.map((v) => shortName(v.message)) } : d;
+}
+
+function fieldsOf(def: string): Map<string, Desc> {
+  let m = structFields.get(def);
+  if (!m) {
+    m = new Map();
+    for (const [name, f] of Object.entries(typeSchema(def)?.properties ?? {})) m.set(name, fieldDesc(f));
+    structFields.set(def, m);
+  }
+  return m;
+}
+
+export interface FieldCheckOptions {
+  /** Report unknown fields (fieldValidation Warn or Strict). */
+  collectUnknown: boolean;
+  /** Paths of duplicated keys, from the JSON parser. */
+  duplicates?: ReadonlySet<string>;
+}
+
+export interface FieldCheckResult {
+  /** `unknown field "…"` and `duplicate field "…"`, document order, deduplicated, at most 100. */
+  strict: string[];
+  /** The first decoding error (Go's wording), when the body cannot be decoded. */
+  error?: string;
+}
+
+class DecodeAbort extends Error {}
+const MAX_STRICT = 100;
+
+/**
+ * Walks `obj` (mutating it into the form Kubernetes would store) against the
+ * definition's schema. Cheap enough for every write: one pass, no allocation
+ * beyond paths.
+ */
+export function checkFields(
+  obj: Record<string, unknown>,
+  definition: string,
+  opts: FieldCheckOptions,
+): FieldCheckResult {
+  const strict: string[] = [];
+  const seen = new Set<string>();
+  const stack: string[] = [];
+  let structName = '';
+  let typeError: string | undefined;
+  const note = (msg: string) => {
+    if (strict.length < MAX_STRICT && !seen.has(msg)) {
+      seen.add(msg);
+      strict.push(msg);
+    }
+  };
+  const mismatch = (v: unknown, goType: string, literal = false) => {
+    if (typeError) return;
+    let what = Array.isArray(v) ? 'array' : v === null ? 'null' : typeof v;
+    if (what === 'boolean') what = 'bool';
+    if (literal) what = `number ${String(v)}`;
+    typeError = structName
+      ? `json: cannot unmarshal ${what} into Go struct field ${structName}.${stack.join('.')} of type ${goType}`
+      : `json: cannot unmarshal ${what} into Go value of type ${goType}`;
+  };
+  const nested = (v: unknown, goType: string, literal = false) => {
+    // Errors from a custom decoder's inner json.Unmarshal carry no field context.
+    let what = Array.isArray(v) ? 'array' : typeof v === 'boolean' ? 'bool' : typeof v;
+    if (literal) what = `number ${String(v)}`;
+    throw new DecodeAbort(`json: cannot unmarshal ${what} into Go value of type ${goType}`);
+  };
+
+  // Returns the value to store (normalized), or undefined to drop it.
+  const walk = (v: unknown, d: Desc, path: string): unknown => {
+    switch (d.kind) {
+      case 'string':
+        if (typeof v !== 'string') mismatch(v, d.goType);
+        return v;
+      case 'bool':
+        if (typeof v !== 'boolean') mismatch(v, d.goType);
+        return v;
+      case 'float':
+        if (typeof v !== 'number') mismatch(v, d.goType);
+        return v;
+      case 'int32':
+      case 'int64':
+        if (typeof v !== 'number') mismatch(v, d.goType);
+        else if (!inRange(v, d.kind)) mismatch(v, d.goType, true);
+        return v;
+      case 'bytes': {
+        if (typeof v !== 'string') {
+          mismatch(v, d.goType);
+          return v;
+        }
+        const bad = goBase64Error(v);
+        if (bad >= 0) throw new DecodeAbort(`illegal base64 data at input byte ${bad}`);
+        return /[\r\n]/.test(v) ? Buffer.from(v, 'base64').toString('base64') : v;
+      }
+      case 'quantity':
+        try {
+          return formatQuantity(quantityFromJSON(v));
+        } catch (e) {
+          throw new DecodeAbort((e as Error).message);
+        }
+      case 'intstr':
+        if (typeof v === 'string') return v;
+        if (typeof v !== 'number') nested(v, 'int32');
+        if (!inRange(v as number, 'int32')) nested(v, 'int32', true);
+        return v;
+      case 'time':
+      case 'microtime': {
+        if (typeof v !== 'string') nested(v, 'string');
+        try {
+          const t = parseGoTime(v as string, d.kind === 'microtime');
+          return isZeroGoTime(t) ? undefined : formatGoTime(t, d.kind === 'microtime');
+        } catch (e) {
+          throw new DecodeAbort((e as Error).message);
+        }
+      }
+      case 'array': {
+        if (!Array.isArray(v)) {
+          mismatch(v, d.goType);
+          return v;
+        }
+        for (let i = 0; i < v.length; i++) {
+          const p = `${path}[${i}]`;
+          v[i] = v[i] === null ? zeroOf(d.item!) : walk(v[i], d.item!, p);
+        }
+        return v;
+      }
+      case 'map': {
+        if (v === null || typeof v !== 'object' || Array.isArray(v)) {
+          mismatch(v, d.goType);
+          return v;
+        }
+        const m = v as Record<string, unknown>;
+        for (const k of Object.keys(m)) {
+          const p = path ? `${path}.${k}` : k;
+          if (opts.duplicates?.has(p)) note(`duplicate field "${p}"`);
+          const val = m[k];
+          const out = val === null ? zeroOf(d.value!) : walk(val, d.value!, p);
+          if (out === undefined) delete m[k];
+          else m[k] = out;
+        }
+        return v;
+      }
+      case 'struct': {
+        if (v === null || typeof v !== 'object' || Array.isArray(v)) {
+          mismatch(v, d.goType);
+          return v;
+        }
+        const o = v as Record<string, unknown>;
+        const fields = fieldsOf(d.def!);
+        const name = shortName(d.def!);
+        for (const k of Object.keys(o)) {
+          const p = path ? `${path}.${k}` : k;
+          const f = fields.get(k);
+          if (!f) {
+            if (opts.collectUnknown) note(`unknown field "${p}"`);
+            continue;
+          }
+          if (opts.duplicates?.has(p)) note(`duplicate field "${p}"`);
+          const val = o[k];
+          if (val === null) {
+            delete o[k];
+            continue;
+          }
+          const depth = stack.length;
+          const outer = structName;
+          if (f.via) stack.push(...f.via);
+          stack.push(k);
+          structName = name;
+          const out = walk(val, f, p);
+          stack.length = depth;
+          structName = outer;
+          if (out === undefined) delete o[k];
+          else o[k] = out;
+        }
+        return v;
+      }
+      default:
+        return v;
+    }
+  };
+
+  try {
+    walk(obj, { kind: 'struct', goType: goTypeOf(definition), def: definition }, '');
+  } catch (e) {
+    if (e instanceof DecodeAbort) return { strict, error: e.message };
+    throw e;
+  }
+  return typeError ? { strict, error: typeError } : { strict };
+}
+
+function inRange(v: number, kind: 'int32' | 'int64'): boolean {
+  if (!Number.isInteger(v)) return false;
+  return kind === 'int32' ? v >= -2147483648 && v <= 2147483647 : Math.abs(v) < 2 ** 63;
+}
+
+/** What Go stores for a JSON null inside a map or list. */
+function zeroOf(d: Desc): unknown {
+  switch (d.kind) {
+    case 'string':
+    case 'bytes':
+      return '';
+    case 'int32':
+    case 'int64':
+    case 'float':
+    case 'intstr':
+      return 0;
+    case 'bool':
+      return false;
+    case 'quantity':
+      return '0';
+    case 'struct':
+      return {};
+    default:
+      return null;
+  }
+}
+
+const B64 = /[A-Za-z0-9+/]/;
+
+/** Offset Go's base64.StdEncoding reports for bad input, or -1 when it decodes. */
+export function goBase64Error(src: string): number {
+  let si = 0;
+  const n = src.length;
+  const skipNL = () => {
+    while (si < n && (src[si] === '\n' || src[si] === '\r')) si++;
+  };
+  for (;;) {
+    for (let j = 0; j < 4; j++) {
+      if (si === n) return j === 0 ? -1 : si - j;
+      const c = src[si++];
+      if (B64.test(c)) continue;
+      if (c === '\n' || c === '\r') {
+        j--;
+        continue;
+      }
+      if (c !== '=' || j < 2) return si - 1;
+      if (j === 2) {
+        skipNL();
+        if (si === n) return n;
+        if (src[si] !== '=') return si - 1;
+        si++;
+      }
+      skipNL();
+      return si < n ? si : -1;
+    }
+  }
+}

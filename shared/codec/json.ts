@@ -1,0 +1,294 @@
+// JSON request bodies: JSON.parse for the value (fast, native), an optional
+// scan for duplicate keys with Kubernetes-style paths (`metadata.name`,
+// `spec.containers[0].env`), and malformed input answered like kube-apiserver:
+// 400 BadRequest "the object provided is unrecognized (must be of type Pod):
+// couldn't get version/kind; json parse error: <Go's message> (<summary>)".
+import { StatusError } from '../api/status';
+
+export interface ParseJSONOptions {
+  /** Collect paths of keys that occur twice in one object. */
+  detectDuplicates?: boolean;
+  /** Kind the endpoint decodes into; completes the error message like Kubernetes'. */
+  kind?: string;
+}
+
+export interface ParsedJSON {
+  value: unknown;
+  /** Paths of duplicated keys in document order (path of the key itself). */
+  duplicates: string[];
+}
+
+export function parseJSON(buf: Buffer | string, opts: ParseJSONOptions = {}): ParsedJSON {
+  const text = typeof buf === 'string' ? buf : buf.toString('utf8');
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw malformedJSON(text, opts.kind);
+  }
+  return { value, duplicates: opts.detectDuplicates ? findDuplicateKeys(text) : [] };
+}
+
+/** The 400 Kubernetes answers for a body that is not JSON. */
+export function malformedJSON(text: string, kind?: string): StatusError {
+  const base = `couldn't get version/kind; json parse error: ${goJSONSyntaxError(text) ?? 'unexpected end of JSON input'}`;
+  return decodeFailure(base, text, kind);
+}
+
+/** transformDecodeError for a body whose kind could not be read. */
+export function decodeFailure(base: string, body: string, kind?: string): StatusError {
+  if (!kind) return new StatusError(400, 'BadRequest', base);
+  return new StatusError(
+    400,
+    'BadRequest',
+    `the object provided is unrecognized (must be of type ${kind}): ${base} (${summarizeData(body, 30)})`,
+  );
+}
+
+/** Kubernetes' summarizeData: JSON-looking bodies shown as text, anything else as hex. */
+export function summarizeData(body: string | Buffer, max: number): string {
+  const data = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
+  if (data.length === 0) return '<empty>';
+  const cut = data.length > max;
+  const part = cut ? data.subarray(0, max) : data;
+  const s = data[0] === 0x7b ? part.toString('utf8') : part.toString('hex');
+  return cut ? s + ' ...' : s;
+}
+
+// --- duplicate keys ----------------------------------------------------------
+
+/** Scans valid JSON text for repeated keys in an object; returns their paths in document order. */
+export function findDuplicateKeys(text: string): string[] {
+  const out: string[] = [];
+  let i = 0;
+  const n = text.length;
+  const ws = () => {
+    while (i < n) {
+      const c = text.charCodeAt(i);
+      if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) break;
+      i++;
+    }
+  };
+  const str = (): string => {
+    const start = ++i; // after the opening quote
+    let escaped = false;
+    while (i < n) {
+      const c = text.charCodeAt(i);
+      if (c === 0x5c) {
+        escaped = true;
+        i += 2;
+        continue;
+      }
+      if (c === 0x22) break;
+      i++;
+    }
+    const raw = text.slice(start, i);
+    i++; // closing quote
+    return escaped ? (JSON.parse(`"${raw}"`) as string) : raw;
+  };
+  const value = (path: string): void => {
+    ws();
+    const c = text.charCodeAt(i);
+    if (c === 0x7b) {
+      i++;
+      const seen = new Set<string>();
+      ws();
+      if (text.charCodeAt(i) === 0x7d) {
+        i++;
+        return;
+      }
+      for (;;) {
+        ws();
+        const key = str();
+        const child = path ? `${path}.${key}` : key;
+        if (seen.has(key)) out.push(child);
+        else seen.add(key);
+        ws();
+        i++; // ':'
+        value(child);
+        ws();
+        if (text.charCodeAt(i++) === 0x7d) return; // '}' else ','
+      }
+    } else if (c === 0x5b) {
+      i++;
+      ws();
+      if (text.charCodeAt(i) === 0x5d) {
+        i++;
+        return;
+      }
+      for (let idx = 0; ; idx++) {
+        value(`${path}[${idx}]`);
+        ws();
+        if (text.charCodeAt(i++) === 0x5d) return;
+      }
+    } else if (c === 0x22) {
+      str();
+    } else {
+      while (i < n) {
+        const d = text.charCodeAt(i);
+        if (d === 0x2c || d === 0x7d || d === 0x5d || d === 0x20 || d === 0x0a || d === 0x0d || d === 0x09)
+          break;
+        i++;
+      }
+    }
+  };
+  value('');
+  return [...new Set(out)];
+}
+
+// --- Go's encoding/json syntax errors ---------------------------------------
+
+/** Go's quoteChar for the scanner's messages. */
+function quoteChar(c: string): string {
+  if (c === "'") return `'\\''`;
+  if (c === '"') return `'"'`;
+  const code = c.codePointAt(0)!;
+  if (c === '\n') return `'\\n'`;
+  if (c === '\r') return `'\\r'`;
+  if (c === '\t') return `'\\t'`;
+  if (code < 0x20 || code === 0x7f) return `'\\x${code.toString(16).padStart(2, '0')}'`;
+  return `'${c}'`;
+}
+
+class SyntaxErr extends Error {}
+const bad = (c: string, ctx: string) => new SyntaxErr(`invalid character ${quoteChar(c)} ${ctx}`);
+const eof = () => new SyntaxErr('unexpected end of JSON input');
+
+/**
+ * The message Go's encoding/json gives for malformed text, or undefined when
+ * the text is valid. Only used on the error path.
+ */
+export function goJSONSyntaxError(text: string): string | undefined {
+  let i = 0;
+  const n = text.length;
+  const isWS = (c: string) => c === ' ' || c === '\t' || c === '\n' || c === '\r';
+  const ws = () => {
+    while (i < n && isWS(text[i])) i++;
+  };
+  const digits = (ctx: string, first: boolean) => {
+    if (first) {
+      if (i >= n) throw eof();
+      if (text[i] < '0' || text[i] > '9') throw bad(text[i], ctx);
+    }
+    while (i < n && text[i] >= '0' && text[i] <= '9') i++;
+  };
+  const literal = (word: string) => {
+    for (let k = 1; k < word.length; k++) {
+      i++;
+      if (i >= n) throw eof();
+      if (text[i] !== word[k]) throw bad(text[i], `in literal ${word} (expecting ${quoteChar(word[k])})`);
+    }
+    i++;
+  };
+  const string = () => {
+    i++;
+    for (;;) {
+      if (i >= n) throw eof();
+      const c = text[i];
+      if (c === '"') {
+        i++;
+        return;
+      }
+      if (c === '\\') {
+        i++;
+        if (i >= n) throw eof();
+        const e = text[i];
+        if (e === 'u') {
+          for (let k = 0; k < 4; k++) {
+            i++;
+            if (i >= n) throw eof();
+            if (!/[0-9a-fA-F]/.test(text[i])) throw bad(text[i], 'in \\u hexadecimal character escape');
+          }
+        } else if (!'"\\/bfnrt'.includes(e)) throw bad(e, 'in string escape code');
+        i++;
+        continue;
+      }
+      if (c.charCodeAt(0) < 0x20) throw bad(c, 'in string literal');
+      i++;
+    }
+  };
+  const value = (ctx: string): void => {
+    ws();
+    if (i >= n) throw eof();
+    const c = text[i];
+    if (c === '{') {
+      i++;
+      ws();
+      if (i >= n) throw eof();
+      if (text[i] === '}') {
+        i++;
+        return;
+      }
+      for (;;) {
+        ws();
+        if (i >= n) throw eof();
+        if (text[i] !== '"') throw bad(text[i], 'looking for beginning of object key string');
+        string();
+        ws();
+        if (i >= n) throw eof();
+        if (text[i] !== ':') throw bad(text[i], 'after object key');
+        i++;
+        value('looking for beginning of value');
+        ws();
+        if (i >= n) throw eof();
+        if (text[i] === '}') {
+          i++;
+          return;
+        }
+        if (text[i] !== ',') throw bad(text[i], 'after object key:value pair');
+        i++;
+      }
+    }
+    if (c === '[') {
+      i++;
+      ws();
+      if (i >= n) throw eof();
+      if (text[i] === ']') {
+        i++;
+        return;
+      }
+      for (;;) {
+        value('looking for beginning of value');
+        ws();
+        if (i >= n) throw eof();
+        if (text[i] === ']') {
+          i++;
+          return;
+        }
+        if (text[i] !== ',') throw bad(text[i], 'after array element');
+        i++;
+      }
+    }
+    if (c === '"') return string();
+    if (c === 't') return literal('true');
+    if (c === 'f') return literal('false');
+    if (c === 'n') return literal('null');
+    if (c === '-' || (c >= '0' && c <= '9')) {
+      if (c === '-') {
+        i++;
+        digits('in numeric literal', true);
+      } else if (c === '0') i++;
+      else digits('', false);
+      if (i < n && text[i] === '.') {
+        i++;
+        digits('after decimal point in numeric literal', true);
+      }
+      if (i < n && (text[i] === 'e' || text[i] === 'E')) {
+        i++;
+        if (i < n && (text[i] === '+' || text[i] === '-')) i++;
+        digits('in exponent of numeric literal', true);
+      }
+      return;
+    }
+    throw bad(c, ctx);
+  };
+  try {
+    value('looking for beginning of value');
+    ws();
+    if (i < n) throw bad(text[i], 'after top-level value');
+    return undefined;
+  } catch (e) {
+    if (e instanceof SyntaxErr) return e.message;
+    throw e;
+  }
+}

@@ -1,0 +1,123 @@
+import assert from 'node:assert/strict';
+import { StatusError } from '../api/status';
+import { parseYAML, toYAML, yamlDuplicateError } from './yaml';
+
+describe('codec/yaml', () => {
+  it('reads YAML 1.1 scalars like yaml.v2 and keeps timestamps as strings', () => {
+    const { value } = parseYAML(
+      'a: yes\nb: off\nc: 0755\nd: 2024-05-01T10:00:00Z\ne: 1:20\nf: ~\ng: "yes"\nh: 1_000\n',
+    );
+    assert.deepEqual(value, {
+      a: true,
+      b: false,
+      c: 493,
+      d: '2024-05-01T10:00:00Z',
+      e: '1:20',
+      f: null,
+      g: 'yes',
+      h: 1000,
+    });
+  });
+
+  it('sorts map keys at every level, like Go encoding a map', () => {
+    const { value } = parseYAML('spec:\n  z: 1\n  a: [ {x: 1, b: 2} ]\napiVersion: v1\n');
+    assert.deepEqual(Object.keys(value as object), ['apiVersion', 'spec']);
+    assert.deepEqual(JSON.stringify(value), '{"apiVersion":"v1","spec":{"a":[{"b":2,"x":1}],"z":1}}');
+  });
+
+  it('reports duplicate keys with their line, anywhere in the document', () => {
+    const src = 'metadata:\n  name: a\n  name: b\nlist:\n- k: 1\n  k: 2\n1: x\n1: y\n';
+    const { value, duplicates } = parseYAML(src, { detectDuplicates: true });
+    assert.deepEqual(duplicates, [
+      'line 3: key "name" already set in map',
+      'line 6: key "k" already set in map',
+      'line 8: key 1 already set in map',
+    ]);
+    assert.deepEqual((value as { metadata: unknown }).metadata, { name: 'b' });
+    assert.equal(
+      yamlDuplicateError(duplicates),
+      'yaml: unmarshal errors:\n  line 3: key "name" already set in map\n  line 6: key "k" already set in map\n  line 8: key 1 already set in map',
+    );
+    assert.deepEqual(parseYAML(src).duplicates, []);
+  });
+
+  it('takes the first document of a stream', () => {
+    assert.deepEqual(parseYAML('---\na: 1\n---\nb: 2\n').value, { a: 1 });
+  });
+
+  it('answers broken YAML with a 400 like kube-apiserver (hex summary)', () => {
+    assert.throws(
+      () => parseYAML('a: b: c\n', { kind: 'Pod' }),
+      (e: StatusError) =>
+        e.code === 400 &&
+        e.message.startsWith(
+          'the object provided is unrecognized (must be of type Pod): error converting YAML to JSON: yaml: line 1: ',
+        ) &&
+        e.message.endsWith('(613a20623a20630a)'),
+    );
+  });
+
+  it('writes YAML the way Kubernetes does: order kept, yaml.v2 quoting, unindented lists', () => {
+    const out = toYAML({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: {
+        name: 'x',
+        creationTimestamp: '2024-05-01T10:00:00Z',
+        resourceVersion: '42',
+        labels: { y: 'n' },
+      },
+      data: {
+        script: 'echo hi\necho bye\n',
+        empty: '',
+        star: '*',
+        colon: 'a: b',
+        num: '1',
+        bool: 'true',
+        plain: 'hello world',
+      },
+      list: [{ a: 1, b: [1, 2] }, 'x'],
+      none: null,
+      emptyMap: {},
+      emptyList: [],
+    });
+    assert.equal(
+      out,
+      [
+        'apiVersion: v1',
+        'kind: ConfigMap',
+        'metadata:',
+        '  name: x',
+        '  creationTimestamp: "2024-05-01T10:00:00Z"',
+        '  resourceVersion: "42"',
+        '  labels:',
+        '    "y": "n"',
+        'data:',
+        '  script: |',
+        '    echo hi',
+        '    echo bye',
+        '  empty: ""',
+        "  star: '*'",
+        "  colon: 'a: b'",
+        '  num: "1"',
+        '  bool: "true"',
+        '  plain: hello world',
+        'list:',
+        '- a: 1',
+        '  b:',
+        '  - 1',
+        '  - 2',
+        '- x',
+        'none: null',
+        'emptyMap: {}',
+        'emptyList: []',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('never folds long lines', () => {
+    const long = 'x'.repeat(300);
+    assert.equal(toYAML({ a: long }), `a: ${long}\n`);
+  });
+});

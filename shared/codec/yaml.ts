@@ -1,0 +1,131 @@
+// YAML in and out the way Kubernetes does it (sigs.k8s.io/yaml over yaml.v2):
+// - in: YAML 1.1 scalars (yes/no/on/off are booleans, 0755 is octal), timestamps
+//   stay strings, maps become JSON objects with sorted keys (Go marshals maps
+//   sorted), duplicate keys reported as `line 5: key "name" already set in map`;
+// - out: JSON converted to YAML keeping field order, yaml.v2's quoting (double
+//   quotes for strings that would read back as another type), block sequences
+//   not indented under their key, no line folding.
+import type * as YAMLLib from 'yaml';
+import type { Node, Pair, Tags } from 'yaml';
+import { decodeFailure } from './json';
+
+export interface ParseYAMLOptions {
+  detectDuplicates?: boolean;
+  /** Kind the endpoint decodes into; completes the error message like Kubernetes'. */
+  kind?: string;
+}
+
+export interface ParsedYAML {
+  value: unknown;
+  /** yaml.v2 strict messages, one per duplicate key: `line 5: key "name" already set in map`. */
+  duplicates: string[];
+}
+
+let lib: typeof YAMLLib | undefined;
+/** The yaml package, loaded on the first YAML body: it costs ~60 ms at start-up. */
+function yaml(): typeof YAMLLib {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return (lib ??= require('yaml') as typeof YAMLLib);
+}
+
+const READ_DROP = new Set(['tag:yaml.org,2002:timestamp']);
+// yaml.v2 leaves timestamps and sexagesimal numbers as strings when decoding into interface{}.
+const readTags = (tags: Tags) =>
+  tags.filter(
+    (t) => typeof t !== 'object' || !(READ_DROP.has(t.tag) || ('format' in t && t.format === 'TIME')),
+  );
+
+export function parseYAML(buf: Buffer | string, opts: ParseYAMLOptions = {}): ParsedYAML {
+  const text = typeof buf === 'string' ? buf : buf.toString('utf8');
+  const { LineCounter, parseAllDocuments } = yaml();
+  const lineCounter = new LineCounter();
+  const docs = parseAllDocuments(text, {
+    version: '1.1',
+    uniqueKeys: false,
+    merge: true,
+    customTags: readTags,
+    lineCounter,
+  });
+  const doc = Array.isArray(docs) ? docs[0] : undefined;
+  if (!doc) return { value: null, duplicates: [] };
+  if (doc.errors.length > 0) {
+    const err = doc.errors[0];
+    const line = lineCounter.linePos(err.pos[0]).line;
+    const msg = err.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '');
+    throw decodeFailure(
+      `error converting YAML to JSON: yaml: line ${line}: ${msg.charAt(0).toLowerCase()}${msg.slice(1)}`,
+      text,
+      opts.kind,
+    );
+  }
+  const duplicates = opts.detectDuplicates ? findDuplicates(doc.contents, lineCounter) : [];
+  return { value: sortKeys(doc.toJS({ maxAliasCount: 1000 })), duplicates };
+}
+
+function findDuplicates(root: Node | null, lc: YAMLLib.LineCounter): string[] {
+  const { isScalar, visit } = yaml();
+  const found: { at: number; msg: string }[] = [];
+  visit(root, {
+    Map(_, map) {
+      const seen = new Set<string>();
+      for (const item of map.items as Pair<unknown, unknown>[]) {
+        const k = item.key;
+        const v = isScalar(k) ? k.value : k;
+        const id = typeof v === 'string' ? v : JSON.stringify(v);
+        if (!seen.has(id)) {
+          seen.add(id);
+          continue;
+        }
+        const at = isScalar(k) && k.range ? k.range[0] : 0;
+        const key = typeof v === 'string' ? JSON.stringify(v) : String(v);
+        found.push({ at, msg: `line ${lc.linePos(at).line}: key ${key} already set in map` });
+      }
+    },
+  });
+  // yaml.v2 reports in document order.
+  return found.sort((a, b) => a.at - b.at).map((f) => f.msg);
+}
+
+/** yaml.v2's strict error text for the duplicates parseYAML found. */
+export const yamlDuplicateError = (lines: string[]) => `yaml: unmarshal errors:\n  ${lines.join('\n  ')}`;
+
+/** Go's JSON encoding of a map orders keys; YAML-sourced objects come out sorted. */
+function sortKeys(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(sortKeys);
+  if (v !== null && typeof v === 'object' && !(v instanceof Uint8Array)) {
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys(v).sort()) out[k] = sortKeys((v as Record<string, unknown>)[k]);
+    return out;
+  }
+  if (v instanceof Uint8Array) return Buffer.from(v).toString('base64');
+  return v;
+}
+
+// --- output ------------------------------------------------------------------
+
+let ambiguous: RegExp[] | undefined;
+
+/** Strings a YAML 1.1 reader would take for another type (yaml.v2 resolve()). */
+function resolvesToNonString(s: string): boolean {
+  if (s === '') return true;
+  ambiguous ??= new (yaml().Document)(null, { version: '1.1' }).schema.tags
+    .filter((t) => t.tag !== 'tag:yaml.org,2002:str' && 'test' in t && t.test instanceof RegExp)
+    .map((t) => (t as { test: RegExp }).test);
+  return ambiguous.some((re) => re.test(s));
+}
+
+/** Kubernetes' YAML output: its JSON converted to YAML, field order kept. */
+export function toYAML(value: unknown): string {
+  const { Document, Scalar, visit } = yaml();
+  const doc = new Document(value, { version: '1.1' });
+  visit(doc, {
+    Scalar(_, node) {
+      if (typeof node.value !== 'string') return;
+      const s = node.value;
+      if (s.includes('\n')) node.type = Scalar.BLOCK_LITERAL;
+      else if (resolvesToNonString(s)) node.type = Scalar.QUOTE_DOUBLE;
+      else node.type = Scalar.PLAIN; // falls back to single quotes, as yaml.v2 does
+    },
+  });
+  return doc.toString({ lineWidth: 0, indentSeq: false, singleQuote: true });
+}
