@@ -1,0 +1,268 @@
+// Walks of objects against a type model, as structured-merge-diff's typed
+// package: the field set an object sets (toFieldSet), and what changed between
+// two objects (compare). Merging and removal are in typed-merge.ts.
+import { isObject, jsonEqual } from '../json-util';
+import { FieldSet } from './fieldset';
+import { fieldPE, keyPE, pathString, peString, valuePE, indexPE, type PathElement } from './path';
+import { DEDUCED, fieldType, isDeducedMap, type ListNode, type MapNode, type TypeNode } from './types';
+
+/** A value that does not fit the type model (structured-merge-diff's ValidationErrors). */
+export class TypedError extends Error {
+  override name = 'TypedError';
+  constructor(readonly errors: string[]) {
+    super(errors.length === 1 ? errors[0] : ['errors:', ...errors.map((e) => '  ' + e)].join('\n'));
+  }
+}
+
+/** The element identifying a list item: its key fields, its value, or its index. */
+export function listItemPE(t: ListNode, item: unknown, index: number): PathElement | string {
+  if (t.listType === 'map') {
+    if (item === null || item === undefined) return 'associative list with keys may not have a null element';
+    if (!isObject(item)) return 'associative list with keys may not have non-map elements';
+    const fields: [string, unknown][] = [];
+    for (const k of t.keys) {
+      if (Object.prototype.hasOwnProperty.call(item, k)) fields.push([k, item[k]]);
+      else {
+        const d = t.keyDefault?.(k);
+        if (d === undefined) {
+          return `associative list with keys has an element that omits key field ${JSON.stringify(k)} (and doesn't have default value)`;
+        }
+        fields.push([k, d]);
+      }
+    }
+    return keyPE(fields);
+  }
+  if (t.listType === 'set') return valuePE(item);
+  return indexPE(index);
+}
+
+type Shape = 'map' | 'list' | 'other';
+const shapeOf = (v: unknown): Shape => (Array.isArray(v) ? 'list' : isObject(v) ? 'map' : 'other');
+const nullish = (v: unknown) => v === undefined || v === null;
+
+/** How a node is walked given its value: as a map, as a list, or as a leaf. */
+export function walkAs(t: TypeNode, v: unknown): 'map' | 'list' | 'leaf' {
+  switch (t.kind) {
+    case 'scalar':
+      return 'leaf';
+    case 'deduced':
+      return isDeducedMap(t, v) ? 'map' : 'leaf';
+    case 'list':
+      return t.listType === 'atomic' ? 'leaf' : 'list';
+    case 'map':
+      return t.atomic ? 'leaf' : 'map';
+  }
+}
+
+const mapTypeOf = (t: TypeNode): MapNode | undefined => (t.kind === 'map' ? t : undefined);
+
+// ---------------------------------------------------------------- toFieldSet
+
+/**
+ * The paths an object sets: leaves, atomic nodes, list items, and keys of
+ * maps that are not declared struct fields. With `strict`, fields missing
+ * from the schema, items without keys and duplicate items are errors (as
+ * for an applied configuration).
+ */
+export function toFieldSet(v: unknown, t: TypeNode, strict = false): FieldSet {
+  const out = new FieldSet();
+  const errors: string[] = [];
+  const path: PathElement[] = [];
+
+  const walk = (v: unknown, t: TypeNode): void => {
+    const as = walkAs(t, v);
+    if (as === 'leaf') {
+      out.insert(path);
+      return;
+    }
+    if (as === 'list') {
+      if (!Array.isArray(v)) {
+        if (strict && !nullish(v))
+          errors.push(`${pathString(path)}: expected list, got ${JSON.stringify(v)}`);
+        return;
+      }
+      const lt = t as ListNode;
+      const seen = strict ? new Set<string>() : undefined;
+      for (let i = 0; i < v.length; i++) {
+        const pe = listItemPE(lt, v[i], i);
+        if (typeof pe === 'string') {
+          if (strict) errors.push(`${pathString(path)}: element ${i}: ${pe}`);
+          continue;
+        }
+        if (seen) {
+          if (seen.has(pe.key)) errors.push(`${pathString(path)}: duplicate entries for key ${peString(pe)}`);
+          seen.add(pe.key);
+        }
+        path.push(pe);
+        walk(v[i], lt.element());
+        out.insert(path);
+        path.pop();
+      }
+      return;
+    }
+    if (!isObject(v)) {
+      if (strict && !nullish(v)) errors.push(`${pathString(path)}: expected map, got ${JSON.stringify(v)}`);
+      return;
+    }
+    const mt = mapTypeOf(t);
+    for (const k of Object.keys(v)) {
+      const declared = mt?.field(k);
+      let ft = declared ?? (mt ? mt.elements : DEDUCED);
+      if (!ft) {
+        if (strict) {
+          errors.push(`${pathString(path)}.${k}: field not declared in schema`);
+          continue;
+        }
+        ft = DEDUCED;
+      }
+      path.push(fieldPE(k));
+      walk(v[k], ft);
+      // Undeclared keys are members; so are null and empty values, to own an empty struct.
+      if (!declared || isEmptyValue(v[k])) out.insert(path);
+      path.pop();
+    }
+  };
+  walk(v, t);
+  if (errors.length > 0) throw new TypedError(errors);
+  return out;
+}
+
+// ---------------------------------------------------------------- compare
+
+export interface Comparison {
+  added: FieldSet;
+  modified: FieldSet;
+  removed: FieldSet;
+}
+
+/**
+ * What changed from `lhs` to `rhs` (undefined: absent). Declared fields a Go
+ * object always has (MapNode.zeroValue) compare as {} or null when absent, so
+ * ownership entries get Kubernetes' shape.
+ */
+export function compare(lhs: unknown, rhs: unknown, t: TypeNode): Comparison {
+  const c: Comparison = { added: new FieldSet(), modified: new FieldSet(), removed: new FieldSet() };
+  const path: PathElement[] = [];
+
+  const leaf = (l: unknown, r: unknown) => {
+    if (l === undefined) c.added.insert(path);
+    else if (r === undefined) c.removed.insert(path);
+    else if (!jsonEqual(l, r)) c.modified.insert(path);
+  };
+
+  const node = (l: unknown, r: unknown, t: TypeNode): void => {
+    // A deduced node is a map when either side is one.
+    const as = t.kind === 'deduced' ? (isObject(l) || isObject(r) ? 'map' : 'leaf') : walkAs(t, undefined);
+    if (as === 'leaf') return leaf(l, r);
+    const want: Shape = as;
+    const ls = nullish(l) ? want : shapeOf(l);
+    const rs = nullish(r) ? want : shapeOf(r);
+    if (ls !== want || rs !== want) {
+      // A value of another shape than its type (or than the other side): the
+      // container's contents come and go, the node itself changed.
+      if (ls === want && !nullish(l)) children(l, undefined, t, as);
+      if (rs === want && !nullish(r)) children(undefined, r, t, as);
+      return leaf(l, r);
+    }
+    if (isEmpty(l) && isEmpty(r)) return leaf(l, r); // keeps the empty/null distinction
+    children(l, r, t, as);
+    if (l === undefined) c.added.insert(path);
+    else if (r === undefined) c.removed.insert(path);
+  };
+
+  const children = (l: unknown, r: unknown, t: TypeNode, as: 'map' | 'list') => {
+    if (as === 'map') mapChildren(l as Record<string, unknown>, r as Record<string, unknown>, t);
+    else listChildren(l as unknown[] | null | undefined, r as unknown[] | null | undefined, t as ListNode);
+  };
+
+  const mapChildren = (
+    l: Record<string, unknown> | null | undefined,
+    r: Record<string, unknown> | null | undefined,
+    t: TypeNode,
+  ) => {
+    const mt = mapTypeOf(t);
+    const visit = (k: string) => {
+      const ft = (mt ? fieldType(mt, k) : DEDUCED) ?? DEDUCED;
+      let lv = l ? l[k] : undefined;
+      let rv = r ? r[k] : undefined;
+      const z = mt?.zeroValue?.(k);
+      if (z) {
+        if (l && nullish(lv)) lv = z === 'struct' ? {} : null;
+        if (r && nullish(rv)) rv = z === 'struct' ? {} : null;
+      }
+      path.push(fieldPE(k));
+      node(lv, rv, ft);
+      path.pop();
+    };
+    if (l) for (const k of Object.keys(l)) visit(k);
+    if (r) for (const k of Object.keys(r)) if (!l || !Object.prototype.hasOwnProperty.call(l, k)) visit(k);
+    // Fields a Go object always has, absent on both sides in JSON (they matter when one side is new).
+    const zeros = mt?.zeroFields?.();
+    if (zeros) {
+      for (const k of zeros) {
+        if (
+          (l && Object.prototype.hasOwnProperty.call(l, k)) ||
+          (r && Object.prototype.hasOwnProperty.call(r, k))
+        )
+          continue;
+        if (l && r) continue; // {} vs {} or null vs null: no change
+        visit(k);
+      }
+    }
+  };
+
+  const listChildren = (l: unknown[] | null | undefined, r: unknown[] | null | undefined, t: ListNode) => {
+    const el = t.element();
+    const index = (list: unknown[] | null | undefined, order: PathElement[]) => {
+      const m = new Map<string, unknown[]>();
+      if (!list) return m;
+      for (let i = 0; i < list.length; i++) {
+        const pe = listItemPE(t, list[i], i);
+        if (typeof pe === 'string') throw new TypedError([`${pathString(path)}: element ${i}: ${pe}`]);
+        const got = m.get(pe.key);
+        if (got) got.push(list[i]);
+        else {
+          m.set(pe.key, [list[i]]);
+          order.push(pe);
+        }
+      }
+      return m;
+    };
+    const order: PathElement[] = [];
+    const lm = index(l, order);
+    const rOrder: PathElement[] = [];
+    const rm = index(r, rOrder);
+    for (const pe of rOrder) if (!lm.has(pe.key)) order.push(pe);
+    for (const pe of order) {
+      const ll = lm.get(pe.key) ?? [];
+      const rl = rm.get(pe.key) ?? [];
+      path.push(pe);
+      if (ll.length <= 1 && rl.length <= 1) node(ll[0], rl[0], el);
+      else if (ll.length >= 2 && rl.length >= 2) {
+        if (!jsonEqual(ll, rl)) c.modified.insert(path);
+      } else if (ll.length >= 2) {
+        if (rl.length) node(undefined, rl[0], el);
+        c.removed.insert(path);
+      } else {
+        if (ll.length) node(ll[0], undefined, el);
+        c.added.insert(path);
+      }
+      path.pop();
+    }
+  };
+
+  node(lhs, rhs, t);
+  return c;
+}
+
+const isEmptyValue = (v: unknown) => v === null || (isObject(v) && isEmpty(v));
+
+function isEmpty(v: unknown): boolean {
+  if (v === undefined || v === null) return true;
+  if (Array.isArray(v)) return v.length === 0;
+  if (isObject(v)) {
+    for (const _ in v) return false;
+    return true;
+  }
+  return false;
+}
