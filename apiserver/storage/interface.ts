@@ -12,7 +12,7 @@ export interface KeyValue {
   readonly createRevision: number;
   /** Revision of the last change to the key. */
   readonly modRevision: number;
-  /** Non-zero when the key expires (a TTL was given). Backend specific. */
+  /** Non-zero when the key expires (a TTL was given); a flag: exact lease IDs are backend specific. */
   readonly lease: number;
 }
 
