@@ -1,0 +1,46 @@
+// Admission: mutating plugins run first (they may change the object), then
+// validating ones (they may only reject). Every plugin is dry-run aware: it
+// must have no side effects when attributes.dryRun is set.
+import type { UserInfo } from '../../registry/context';
+
+export type AdmissionOperation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
+
+export interface AdmissionAttributes {
+  operation: AdmissionOperation;
+  group: string;
+  version: string;
+  resource: string;
+  subresource: string;
+  kind: string;
+  namespace: string;
+  name: string;
+  /** The object being written (mutating plugins may change it); for DELETE the stored object. */
+  object: any;
+  oldObject: any | null;
+  dryRun: boolean;
+  user: UserInfo;
+}
+
+export interface AdmissionPlugin {
+  readonly name: string;
+  /** Mutating phase. */
+  admit?(a: AdmissionAttributes): Promise<void> | void;
+  /** Validating phase; throw a StatusError to reject. */
+  validate?(a: AdmissionAttributes): Promise<void> | void;
+}
+
+export class AdmissionChain {
+  constructor(readonly plugins: AdmissionPlugin[]) {}
+
+  async admit(a: AdmissionAttributes): Promise<void> {
+    for (const p of this.plugins) if (p.admit) await p.admit(a);
+  }
+
+  async validate(a: AdmissionAttributes): Promise<void> {
+    for (const p of this.plugins) if (p.validate) await p.validate(a);
+  }
+
+  has(name: string): boolean {
+    return this.plugins.some((p) => p.name === name);
+  }
+}

@@ -1,0 +1,30 @@
+// GET of a collection: label/field selectors, resourceVersion semantics, paging.
+import { badRequest } from '../../../shared/api/status';
+import type { ListOptions } from '../../registry/reads';
+import { encodeList } from '../encoding';
+import { respond } from '../respond';
+import { queryInt, type Scope } from '../scope';
+
+export function listOptions(q: URLSearchParams): ListOptions {
+  const limit = queryInt(q, 'limit');
+  if (limit !== undefined && (Number.isNaN(limit) || limit < 0))
+    throw badRequest(`limit: Invalid value: "${q.get('limit')}": must be a non-negative integer`);
+  return {
+    labelSelector: q.get('labelSelector') ?? undefined,
+    fieldSelector: q.get('fieldSelector') ?? undefined,
+    resourceVersion: q.get('resourceVersion') ?? undefined,
+    resourceVersionMatch: q.get('resourceVersionMatch') ?? undefined,
+    limit,
+    continue: q.get('continue') || undefined,
+  };
+}
+
+export async function handleList(s: Scope): Promise<void> {
+  const result = await s.served.store.reader.list(s.ctx, listOptions(s.query));
+  const meta: { resourceVersion: string; continue: string; remainingItemCount?: number } = {
+    resourceVersion: String(result.rv),
+    continue: result.continue,
+  };
+  if (result.remainingItemCount !== undefined) meta.remainingItemCount = result.remainingItemCount;
+  respond(s, 200, encodeList(s.rep, s.served, meta, result.items));
+}

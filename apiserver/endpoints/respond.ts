@@ -1,0 +1,45 @@
+// Writing responses of resource requests: negotiated content type, Warning
+// headers collected while serving, and Status errors in the request's representation.
+import { send, statusHeaders, type Res } from '../server/http';
+import { StatusError, internalError } from '../../shared/api/status';
+import { encodeStatus, JSON_REP, type Representation } from './encoding';
+import type { Scope } from './scope';
+import { logger } from '../../shared/log';
+
+const log = logger('endpoints');
+
+/** `Warning: 299 - "text"` values, as Kubernetes sends them. */
+export function warningHeaders(warnings: string[]): Record<string, string[]> {
+  if (!warnings.length) return {};
+  const uniq = [...new Set(warnings)];
+  return { warning: uniq.map((w) => `299 - ${JSON.stringify(w)}`) };
+}
+
+export function respond(
+  s: Scope,
+  code: number,
+  body: Buffer,
+  headers: Record<string, string | string[]> = {},
+): void {
+  send(s.res, code, s.rep.mediaType, body, { ...warningHeaders(s.ctx.warnings), ...headers });
+}
+
+/** Turns any error into a Status response. Unknown errors are 500s and are logged. */
+export function respondError(
+  res: Res,
+  err: unknown,
+  rep: Representation = JSON_REP,
+  warnings: string[] = [],
+): void {
+  let se: StatusError;
+  if (err instanceof StatusError) se = err;
+  else {
+    log.error('internal error', { err: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+    se = internalError(err);
+  }
+  const r = rep.as || rep.stream ? JSON_REP : rep;
+  send(res, se.code, r.mediaType, encodeStatus(r, se.status), {
+    ...statusHeaders(se.status),
+    ...warningHeaders(warnings),
+  });
+}

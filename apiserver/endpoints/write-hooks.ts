@@ -1,0 +1,59 @@
+// What every write adds on top of the store: managedFields (apiserver/apply)
+// and admission (apiserver/auth/admission), in Kubernetes' order: field
+// manager, mutating admission, then (after validation) validating admission.
+import type { WriteHooks } from '../registry/store';
+import type { AdmissionAttributes, AdmissionChain } from '../auth/admission/types';
+import type { Scope, WriteContext } from './scope';
+import { resetFieldsFor, update as recordUpdate } from '../apply';
+
+/** Records the managedFields of a create or update (patches record their own, in apiserver/apply). */
+function recordOwnership(s: Scope, w: WriteContext, obj: any, old: any | null): any {
+  const info = s.served.info;
+  const sub = s.sub?.name ?? '';
+  const resetFields = resetFieldsFor(
+    { group: info.group, resource: info.resource, hasStatusSubresource: s.served.subresources.has('status') },
+    sub,
+  );
+  const next = recordUpdate(old ? s.served.fromStorage(old) : null, s.served.fromStorage(obj), {
+    manager: s.ctx.fieldManager,
+    apiVersion: w.apiVersion,
+    kind: info.kind,
+    subresource: sub || undefined,
+    resetFields,
+    now: s.ctx.now,
+  });
+  return s.served.toStorage(next);
+}
+
+export function makeWriteHooks(admission: AdmissionChain) {
+  return (s: Scope, w: WriteContext): WriteHooks => {
+    const info = s.served.info;
+    const sub = s.sub;
+    const attrs = (obj: any, old: any | null): AdmissionAttributes => ({
+      operation: w.operation,
+      group: info.group,
+      version: info.version,
+      resource: info.resource,
+      subresource: sub?.name ?? '',
+      kind: sub ? sub.kind : info.kind,
+      namespace: s.ctx.namespace,
+      name: obj?.metadata?.name ?? s.info.name,
+      object: obj ? s.served.fromStorage(obj) : obj,
+      oldObject: old ? s.served.fromStorage(old) : null,
+      dryRun: s.ctx.dryRun,
+      user: s.ctx.user,
+    });
+    return {
+      async mutate(obj, old) {
+        let out = obj;
+        if (w.operation !== 'DELETE' && !w.patchType) out = recordOwnership(s, w, out, old);
+        const a = attrs(out, old);
+        await admission.admit(a);
+        return s.served.toStorage(a.object);
+      },
+      async validate(obj, old) {
+        await admission.validate(attrs(obj, old));
+      },
+    };
+  };
+}

@@ -1,0 +1,40 @@
+// What the registry needs to know about the request it serves. Built by the
+// endpoints layer; the registry never sees HTTP.
+
+export interface UserInfo {
+  name: string;
+  uid?: string;
+  groups: string[];
+  extra?: Record<string, string[]>;
+}
+
+export interface RequestContext {
+  user: UserInfo;
+  /** Namespace from the URL ("" for cluster-scoped requests). */
+  namespace: string;
+  /** dryRun=All (or the bare form): run every stage but the write. */
+  dryRun: boolean;
+  /** fieldManager parameter, or the default derived from the user agent. */
+  fieldManager: string;
+  userAgent: string;
+  /** Warnings to return in Warning headers. */
+  warnings: string[];
+  /** Audit annotations added while serving the request. */
+  auditAnnotations: Record<string, string>;
+  now(): Date;
+  /** Aborted when the client goes away or the request times out. */
+  signal?: AbortSignal;
+}
+
+export function systemContext(namespace = '', fieldManager = 'kube-apiserver'): RequestContext {
+  return {
+    user: { name: 'system:apiserver', groups: ['system:masters'] },
+    namespace,
+    dryRun: false,
+    fieldManager,
+    userAgent: 'kube-apiserver',
+    warnings: [],
+    auditAnnotations: {},
+    now: () => new Date(),
+  };
+}

@@ -1,0 +1,445 @@
+// Reads of one resource with Kubernetes' resourceVersion semantics: get, list
+// (paged, with continue tokens) and watch, served from the watch cache where
+// the semantics allow and from the store otherwise.
+import type { Storage, StorageEvent } from '../storage/interface';
+import { isStorageError } from '../storage/errors';
+import type { Cacher } from '../storage/cacher/cacher';
+import { CachedObject, type ObjectAttrs } from '../storage/cacher/cached-object';
+import { CacheWatcher, type CacheEvent } from '../storage/cacher/watchers';
+import {
+  badRequest,
+  notFound,
+  resourceExpired,
+  StatusError,
+  tooLargeResourceVersion,
+  type GroupResource,
+} from '../../shared/api/status';
+import { parseLabelSelector, SelectorParseError, type LabelSelector } from '../../shared/api/labels';
+import { parseFieldSelector, FieldSelectorParseError, type FieldSelector } from '../../shared/api/fields';
+import type { RequestContext } from './context';
+import type { StorageCodec } from './storage-codec';
+import { keyPrefix, objectKey, type StoreResource } from './resource';
+import { decodeContinue, encodeContinue } from './continue-token';
+import { parseResourceVersion } from './meta';
+
+export interface ListOptions {
+  labelSelector?: string;
+  fieldSelector?: string;
+  resourceVersion?: string;
+  resourceVersionMatch?: string;
+  limit?: number;
+  continue?: string;
+}
+
+export interface ListResult {
+  items: CachedObject[];
+  rv: number;
+  continue: string;
+  remainingItemCount?: number;
+}
+
+export interface WatchOptions {
+  labelSelector?: string;
+  fieldSelector?: string;
+  resourceVersion?: string;
+  resourceVersionMatch?: string;
+  sendInitialEvents?: boolean;
+  allowWatchBookmarks?: boolean;
+}
+
+/** A running watch as handlers consume it. */
+export type WatchStream = CacheWatcher;
+
+/** How long a read waits for a resourceVersion the store has not reached yet. */
+const FRESHNESS_WAIT_MS = 3000;
+
+const EXPIRED_CONTINUE =
+  'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.';
+
+export class StoreReader {
+  private readonly gr: GroupResource;
+
+  constructor(
+    private readonly res: StoreResource,
+    private readonly storage: Storage,
+    private readonly codec: StorageCodec,
+    private readonly cacher: Cacher | null,
+    private readonly attrsOf: (obj: any) => ObjectAttrs,
+    private readonly supportedFields: string[] = [],
+  ) {
+    this.gr = { group: res.group, resource: res.resource };
+  }
+
+  private wrap(kv: { key: string; value: Buffer; modRevision: number }): CachedObject {
+    const obj = this.codec.decode(kv.value, kv.modRevision, kv.key);
+    return new CachedObject(kv.key, kv.modRevision, obj, this.attrsOf(obj));
+  }
+
+  private parseRV(rv: string | undefined): number | undefined {
+    const n = parseResourceVersion(rv);
+    if (n !== undefined && Number.isNaN(n))
+      throw badRequest(`resourceVersion: Invalid value: "${rv}": must be a non-negative integer`);
+    return n;
+  }
+
+  /** Waits until the store reached rv, or answers 504 "Too large resource version". */
+  private async ensureReached(rv: number): Promise<void> {
+    const deadline = Date.now() + FRESHNESS_WAIT_MS;
+    for (;;) {
+      const current = await this.storage.currentRevision();
+      if (current >= rv) return;
+      if (Date.now() >= deadline) throw tooLargeResourceVersion(rv, current);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  private mapStorageError(err: unknown, rv?: number): never {
+    if (isStorageError(err, 'Compacted'))
+      throw resourceExpired(`too old resource version: ${rv ?? 0} (${err.revision ?? 0})`);
+    if (isStorageError(err, 'FutureRevision')) throw tooLargeResourceVersion(rv ?? 0, err.revision ?? 0);
+    throw err;
+  }
+
+  // ---- get ------------------------------------------------------------------
+
+  async get(ctx: RequestContext, name: string, resourceVersion?: string): Promise<CachedObject> {
+    const key = objectKey(this.res, ctx.namespace, name);
+    const rv = this.parseRV(resourceVersion);
+    if (rv !== undefined && this.cacher) {
+      await this.cacher.ready();
+      if (rv === 0 || this.cacher.rv >= rv || (await this.cacher.waitFor(rv, 100))) {
+        const o = this.cacher.get(key);
+        if (!o) throw notFound(this.gr, name);
+        return o;
+      }
+    }
+    if (rv) await this.ensureReached(rv);
+    const { kv } = await this.storage.get(key);
+    if (!kv) throw notFound(this.gr, name);
+    return this.wrap(kv);
+  }
+
+  // ---- selectors --------------------------------------------------------------
+
+  selectors(
+    labelSelector?: string,
+    fieldSelector?: string,
+  ): { labels: LabelSelector; fields: FieldSelector } {
+    let labels: LabelSelector;
+    let fields: FieldSelector;
+    try {
+      labels = parseLabelSelector(labelSelector);
+    } catch (err) {
+      if (err instanceof SelectorParseError) throw badRequest(err.message);
+      throw err;
+    }
+    try {
+      fields = parseFieldSelector(fieldSelector);
+    } catch (err) {
+      if (err instanceof FieldSelectorParseError) throw badRequest(err.message);
+      throw err;
+    }
+    const allowed = [
+      'metadata.name',
+      ...(this.res.namespaced ? ['metadata.namespace'] : []),
+      ...this.supportedFields,
+    ];
+    for (const r of fields.requirements) {
+      if (!allowed.includes(r.field)) throw badRequest(`field label not supported: ${r.field}`);
+    }
+    return { labels, fields };
+  }
+
+  private matcher(labels: LabelSelector, fields: FieldSelector): ((a: ObjectAttrs) => boolean) | undefined {
+    if (labels.empty && fields.empty) return undefined;
+    return (a) => labels.matches(a.labels) && fields.matches(a.fields);
+  }
+
+  // ---- list -------------------------------------------------------------------
+
+  async list(ctx: RequestContext, opts: ListOptions): Promise<ListResult> {
+    const { labels, fields } = this.selectors(opts.labelSelector, opts.fieldSelector);
+    const match = this.matcher(labels, fields);
+    const rvText = opts.resourceVersion;
+    const rv = this.parseRV(rvText);
+    const rvMatch = opts.resourceVersionMatch;
+    const limit = opts.limit && opts.limit > 0 ? opts.limit : 0;
+    const prefix = keyPrefix(this.res, ctx.namespace || fields.exactValue('metadata.namespace'));
+    const filtered = !!match;
+
+    if (rvMatch !== undefined && rvMatch !== '') {
+      if (rvMatch !== 'Exact' && rvMatch !== 'NotOlderThan')
+        throw badRequest(
+          `resourceVersionMatch: Unsupported value: "${rvMatch}": supported values: "Exact", "NotOlderThan"`,
+        );
+      if (rvText === undefined || rvText === '')
+        throw badRequest(
+          'resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided',
+        );
+      if (opts.continue)
+        throw badRequest(
+          'resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided',
+        );
+      if (rvMatch === 'Exact' && rv === 0)
+        throw badRequest(
+          'resourceVersionMatch: Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"',
+        );
+    }
+
+    if (opts.continue) {
+      if (rv !== undefined && rv !== 0)
+        throw badRequest('specifying resource version is not allowed when using continue');
+      const token = decodeContinue(opts.continue);
+      const startKey = `${this.res.keyRoot}/${token.start}`;
+      if (!startKey.startsWith(prefix))
+        throw badRequest('continue key is not valid: the key is not within the requested scope');
+      try {
+        return await this.listFromStore(
+          prefix,
+          token.rv > 0 ? token.rv : 0,
+          limit,
+          startKey,
+          match,
+          filtered,
+        );
+      } catch (err) {
+        if (isStorageError(err, 'Compacted')) {
+          const status = resourceExpired(EXPIRED_CONTINUE);
+          (status.status.metadata as any) = { continue: encodeContinue(-1, token.start) };
+          throw status;
+        }
+        throw err;
+      }
+    }
+    if (rvMatch === 'Exact') return this.listExact(prefix, rv!, limit, match, filtered);
+    if (rvMatch === 'NotOlderThan') return this.listNotOlderThan(prefix, rv!, limit, match, filtered);
+    if (rv === undefined) return this.listFromStore(prefix, 0, limit, prefix, match, filtered);
+    if (rv === 0) return this.listNotOlderThan(prefix, 0, limit, match, filtered);
+    return limit
+      ? this.listExact(prefix, rv, limit, match, filtered)
+      : this.listNotOlderThan(prefix, rv, 0, match, filtered);
+  }
+
+  private async listExact(
+    prefix: string,
+    rv: number,
+    limit: number,
+    match: ((a: ObjectAttrs) => boolean) | undefined,
+    filtered: boolean,
+  ) {
+    try {
+      return await this.listFromStore(prefix, rv, limit, prefix, match, filtered);
+    } catch (err) {
+      return this.mapStorageError(err, rv);
+    }
+  }
+
+  private async listNotOlderThan(
+    prefix: string,
+    rv: number,
+    limit: number,
+    match: ((a: ObjectAttrs) => boolean) | undefined,
+    filtered: boolean,
+  ): Promise<ListResult> {
+    if (this.cacher) {
+      await this.cacher.ready();
+      if (rv === 0 || this.cacher.rv >= rv || (await this.cacher.waitFor(rv, 100))) {
+        return this.listFromCache(prefix, limit, match, filtered);
+      }
+    }
+    if (rv > 0) await this.ensureReached(rv);
+    return this.listFromStore(prefix, 0, limit, prefix, match, filtered);
+  }
+
+  private listFromCache(
+    prefix: string,
+    limit: number,
+    match: ((a: ObjectAttrs) => boolean) | undefined,
+    filtered: boolean,
+  ): ListResult {
+    const cacher = this.cacher!;
+    const rv = cacher.rv;
+    const all = cacher.list(prefix);
+    const items: CachedObject[] = [];
+    let i = 0;
+    for (; i < all.length; i++) {
+      const o = all[i];
+      if (match && !match(o.attrs)) continue;
+      if (limit && items.length === limit) break;
+      items.push(o);
+    }
+    if (limit && i < all.length) {
+      // The next page is read from the store at this same revision.
+      const next = this.relative(items[items.length - 1].key) + '\x00';
+      return {
+        items,
+        rv,
+        continue: encodeContinue(rv, next),
+        remainingItemCount: filtered ? undefined : all.length - i,
+      };
+    }
+    return { items, rv, continue: '' };
+  }
+
+  private relative(key: string): string {
+    return key.slice(this.res.keyRoot.length + 1);
+  }
+
+  /** A (paged) range of the store at revision (0 = latest), filtered, filling up to limit. */
+  private async listFromStore(
+    prefix: string,
+    revision: number,
+    limit: number,
+    startKey: string,
+    match: ((a: ObjectAttrs) => boolean) | undefined,
+    filtered: boolean,
+  ): Promise<ListResult> {
+    const items: CachedObject[] = [];
+    let rev = revision;
+    let start = startKey;
+    let more: boolean;
+    let remaining: number;
+    let lastKey = '';
+    for (;;) {
+      const want = limit ? Math.max(limit - items.length, filtered ? 100 : 0) : 0;
+      const r = await this.storage.range(prefix, {
+        revision: rev || undefined,
+        limit: want,
+        startKey: start,
+      });
+      rev = r.revision;
+      let consumed = 0;
+      for (const kv of r.kvs) {
+        consumed++;
+        const o = this.wrap(kv);
+        if (match && !match(o.attrs)) {
+          lastKey = kv.key;
+          continue;
+        }
+        items.push(o);
+        lastKey = kv.key;
+        if (limit && items.length === limit) break;
+      }
+      more = r.more || consumed < r.kvs.length;
+      remaining = r.remaining + (r.kvs.length - consumed);
+      if (!limit || items.length >= limit || !r.more) break;
+      start = r.kvs[r.kvs.length - 1].key + '\x00';
+    }
+    if (limit && more) {
+      return {
+        items,
+        rv: rev,
+        continue: encodeContinue(rev, this.relative(lastKey) + '\x00'),
+        remainingItemCount: filtered ? undefined : remaining,
+      };
+    }
+    return { items, rv: rev, continue: '' };
+  }
+
+  // ---- watch ------------------------------------------------------------------
+
+  async watch(ctx: RequestContext, opts: WatchOptions): Promise<WatchStream> {
+    const { labels, fields } = this.selectors(opts.labelSelector, opts.fieldSelector);
+    const match = this.matcher(labels, fields);
+    const prefix = keyPrefix(this.res, ctx.namespace || fields.exactValue('metadata.namespace'));
+    const filter = { prefix, match };
+    const rvText = opts.resourceVersion;
+    const rv = this.parseRV(rvText);
+    if (opts.sendInitialEvents !== undefined) {
+      if (opts.sendInitialEvents && !opts.allowWatchBookmarks)
+        throw badRequest(
+          'allowWatchBookmarks: Forbidden: sendInitialEvents requires setting allowWatchBookmarks to true',
+        );
+      if (opts.resourceVersionMatch !== 'NotOlderThan')
+        throw badRequest(
+          'resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan',
+        );
+    } else if (opts.resourceVersionMatch) {
+      throw badRequest(
+        'resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided',
+      );
+    }
+    const initialWanted = opts.sendInitialEvents ?? (rv === undefined || rv === 0);
+
+    let initial: CachedObject[] | undefined;
+    let from: number;
+    if (initialWanted) {
+      const listed =
+        rv === undefined || !this.cacher
+          ? await this.listFromStore(prefix, 0, 0, prefix, undefined, false)
+          : await this.listNotOlderThan(prefix, rv, 0, undefined, false);
+      initial = listed.items;
+      from = listed.rv;
+    } else {
+      from = rv!;
+      if (this.cacher) await this.cacher.ready();
+      if (!this.cacher || from > this.cacher.rv) await this.ensureReached(from);
+    }
+    const stream = this.startWatch(filter, from, initial);
+    if (opts.sendInitialEvents) stream.push({ type: 'BOOKMARK', rv: from, initialEventsEnd: true });
+    return stream;
+  }
+
+  private startWatch(
+    filter: { prefix: string; match?: (a: ObjectAttrs) => boolean },
+    from: number,
+    initial: CachedObject[] | undefined,
+  ): WatchStream {
+    if (this.cacher) {
+      try {
+        return this.cacher.watch(filter, from, initial);
+      } catch (err) {
+        if (!isStorageError(err, 'Compacted')) throw err;
+        // Older than the cache window: replay from the store's history.
+      }
+    }
+    return this.storageWatch(filter, from, initial);
+  }
+
+  /** A watcher fed straight from the store (no cache, or history older than the window). */
+  private storageWatch(
+    filter: { prefix: string; match?: (a: ObjectAttrs) => boolean },
+    from: number,
+    initial: CachedObject[] | undefined,
+  ): WatchStream {
+    let sw: ReturnType<Storage['watch']> | null = null;
+    const w = new CacheWatcher(filter, from, 10_000, () => sw?.stop());
+    if (initial)
+      w.preload(
+        initial
+          .filter((o) => !filter.match || filter.match(o.attrs))
+          .map((o) => ({ type: 'ADDED' as const, object: o, rv: o.rv })),
+      );
+    sw = this.storage.watch(filter.prefix, from);
+    const pump = async () => {
+      try {
+        for await (const batch of sw!) for (const ev of batch) w.offer(this.toCacheEvent(ev));
+      } catch (err) {
+        const status =
+          err instanceof StatusError
+            ? err
+            : isStorageError(err, 'Compacted')
+              ? resourceExpired(`too old resource version: ${from} (${err.revision ?? 0})`)
+              : null;
+        if (status) w.push({ type: 'ERROR', rv: w.lastRV, error: status });
+      }
+      w.close();
+    };
+    void pump();
+    return w;
+  }
+
+  private toCacheEvent(ev: StorageEvent): CacheEvent {
+    const prev = ev.prevKv ? this.wrap(ev.prevKv) : null;
+    if (ev.type === 'delete') {
+      return { type: 'DELETED', rv: ev.revision, key: ev.key, object: prev!.withRV(ev.revision), prev };
+    }
+    return {
+      type: ev.type === 'create' ? 'ADDED' : 'MODIFIED',
+      rv: ev.revision,
+      key: ev.key,
+      object: this.wrap(ev.kv!),
+      prev,
+    };
+  }
+}

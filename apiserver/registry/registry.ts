@@ -1,0 +1,230 @@
+// The set of served resources: for every enabled group/version/resource of the
+// catalog, its GenericStore (shared by all versions of one storage resource),
+// its conversions to and from the storage version, and its subresources.
+import { builtinResources, compareVersions, type APIResourceInfo } from '../../shared/api/catalog';
+import { definitionOf, formatAPIVersion, typeSchema } from '../../shared/api/schema';
+import type { RuntimeConfig } from '../../shared/options/runtime-config';
+import type { Storage } from '../storage/interface';
+import { GenericStore } from './store';
+import type { StorageCodec } from './storage-codec';
+import type { Strategy, SubresourceStrategy } from './strategy';
+import type { SchemaHooks, StoreResource } from './resource';
+import type { RequestContext } from './context';
+import type { WriteHooks } from './store';
+import type { Printer } from '../../shared/api/printers';
+
+/** A subresource that is not the object itself (scale, binding, eviction, token ...). */
+export interface CustomSubresource {
+  get?(ctx: RequestContext, name: string, served: ServedResource): Promise<any>;
+  /** hooks: field manager and admission of the parent object's write. */
+  update?(
+    ctx: RequestContext,
+    name: string,
+    body: any,
+    served: ServedResource,
+    hooks?: WriteHooks,
+  ): Promise<{ obj: any; created: boolean }>;
+  create?(
+    ctx: RequestContext,
+    name: string,
+    body: any,
+    served: ServedResource,
+  ): Promise<{ obj: any; status?: number }>;
+}
+
+export interface SubresourceDef {
+  name: string;
+  /** Kind of the subresource's body (Scale, Binding, Eviction ...), with its group/version. */
+  kind: string;
+  group: string;
+  version: string;
+  verbs: string[];
+  connect?: boolean;
+  /** Object-shaped subresources (status, finalize, approval ...): which part a write may change. */
+  strategy?: SubresourceStrategy;
+  custom?: CustomSubresource;
+}
+
+export interface ServedResource {
+  info: APIResourceInfo;
+  store: GenericStore;
+  /** Converts an object of this version to the storage version, and back. */
+  toStorage(obj: any): any;
+  fromStorage(obj: any): any;
+  /** This version is the storage version: objects need no conversion. */
+  isStorageVersion: boolean;
+  /** Table columns when not the built-in printer of the kind (custom resources). */
+  printer?: Printer;
+  /** A custom resource version's openAPIV3Schema (decoding prunes unknown fields with it). */
+  customSchema?: Record<string, unknown>;
+  subresources: Map<string, SubresourceDef>;
+}
+
+/** Per-resource behaviour supplied by strategies/ (keyed "group/resource"). */
+export interface ResourceBehaviour {
+  strategy?: Strategy;
+  /** Storage group/resource when it differs (events.k8s.io events live with core events). */
+  storedAs?: { group: string; resource: string };
+  conversions?: Record<string, { toStorage(obj: any): any; fromStorage(obj: any): any }>;
+  subresources?: Record<string, Partial<SubresourceDef>>;
+}
+
+export interface RegistryOptions {
+  storage: Storage;
+  codec: StorageCodec;
+  etcdPrefix: string;
+  runtimeConfig: RuntimeConfig;
+  schemaHooks(definition: string | undefined, res: StoreResource): SchemaHooks;
+  behaviour(group: string, resource: string): ResourceBehaviour;
+  /** Watch cache capacity per "resource.group" (0 disables); undefined when --watch-cache=false. */
+  cacheCapacity(group: string, resource: string): number;
+  deleteCollectionWorkers: number;
+  enableGarbageCollector: boolean;
+}
+
+// Kinds whose generation Kubernetes tracks although their status has no observedGeneration.
+const GENERATION_KINDS = new Set(['Job', 'CronJob', 'NetworkPolicy', 'Ingress']);
+
+function tracksGeneration(definition: string | undefined, kind: string): boolean {
+  const t = definition ? typeSchema(definition) : undefined;
+  if (!t?.properties?.spec) return false;
+  if (GENERATION_KINDS.has(kind)) return true;
+  const status = t.properties.status?.ref ? typeSchema(t.properties.status.ref) : undefined;
+  return !!status?.properties?.observedGeneration;
+}
+
+const gvrKey = (group: string, version: string, resource: string) => `${group}/${version}/${resource}`;
+
+export class Registry {
+  private readonly served = new Map<string, ServedResource>();
+  readonly stores: GenericStore[] = [];
+
+  constructor(private readonly opts: RegistryOptions) {
+    this.build(builtinResources());
+  }
+
+  private build(all: APIResourceInfo[]): void {
+    // Group every version of one storage resource together.
+    const byStorage = new Map<string, APIResourceInfo[]>();
+    for (const info of all) {
+      const b = this.opts.behaviour(info.group, info.resource);
+      const sg = b.storedAs ?? { group: info.group, resource: info.resource };
+      const k = `${sg.group}/${sg.resource}`;
+      if (!byStorage.has(k)) byStorage.set(k, []);
+      byStorage.get(k)!.push(info);
+    }
+    for (const [k, versions] of byStorage) {
+      const [group, resource] = k.split('/');
+      // Storage version: the most stable version of the storage group itself.
+      const own = versions.filter((v) => v.group === group);
+      const candidates = (own.length ? own : versions)
+        .slice()
+        .sort((a, b) => compareVersions(a.version, b.version));
+      const sv = candidates[0];
+      const behaviour = this.opts.behaviour(group, resource);
+      const definition = definitionOf({ group: sv.group, version: sv.version, kind: sv.kind });
+      const strategy: Strategy = {
+        tracksGeneration: tracksGeneration(definition, sv.kind),
+        ...(behaviour.strategy ?? {}),
+      };
+      const res: StoreResource = {
+        group,
+        resource,
+        kind: sv.kind,
+        apiVersion: formatAPIVersion(sv.group, sv.version),
+        namespaced: sv.namespaced,
+        keyRoot: group
+          ? `${this.opts.etcdPrefix}/${group}/${resource}`
+          : `${this.opts.etcdPrefix}/${resource}`,
+        hasStatus: !!sv.subresources?.some((s) => s.name === 'status'),
+      };
+      const enabled = versions.filter((v) =>
+        this.opts.runtimeConfig.resourceEnabled(v.group, v.version, v.resource),
+      );
+      if (!enabled.length) continue;
+      const store = new GenericStore(res, {
+        storage: this.opts.storage,
+        codec: this.opts.codec,
+        schema: this.opts.schemaHooks(definition, res),
+        strategy,
+        cacheCapacity: this.opts.cacheCapacity(group, resource),
+        deleteCollectionWorkers: this.opts.deleteCollectionWorkers,
+        enableGarbageCollector: this.opts.enableGarbageCollector,
+      });
+      this.stores.push(store);
+      for (const info of enabled) this.add(info, store, res);
+    }
+  }
+
+  private add(info: APIResourceInfo, store: GenericStore, res: StoreResource): void {
+    const b = this.opts.behaviour(info.group, info.resource);
+    const gv = formatAPIVersion(info.group, info.version);
+    const isStorageVersion = gv === res.apiVersion && info.kind === res.kind;
+    const conv = b.conversions?.[gv] ?? identityConversion(gv, info.kind, res.apiVersion, res.kind);
+    const subresources = new Map<string, SubresourceDef>();
+    for (const s of info.subresources ?? []) {
+      const extra = b.subresources?.[s.name] ?? {};
+      subresources.set(s.name, {
+        name: s.name,
+        kind: s.kind,
+        group: s.group ?? info.group,
+        version: s.version ?? info.version,
+        verbs: s.verbs,
+        connect: s.connect,
+        ...(s.name === 'status' ? { strategy: statusStrategy } : {}),
+        ...extra,
+      });
+    }
+    this.served.set(gvrKey(info.group, info.version, info.resource), {
+      info,
+      store,
+      ...conv,
+      isStorageVersion,
+      subresources,
+    });
+  }
+
+  lookup(group: string, version: string, resource: string): ServedResource | undefined {
+    return this.served.get(gvrKey(group, version, resource));
+  }
+
+  /** Every served resource (for discovery). */
+  all(): ServedResource[] {
+    return [...this.served.values()];
+  }
+
+  /** The served resource of a storage group/resource in its preferred version (for internal use). */
+  preferred(group: string, resource: string): ServedResource | undefined {
+    const candidates = this.all().filter((s) => s.info.group === group && s.info.resource === resource);
+    return candidates.sort((a, b) => compareVersions(a.info.version, b.info.version))[0];
+  }
+
+  stop(): void {
+    for (const s of this.stores) s.cacher?.stop();
+  }
+}
+
+function identityConversion(apiVersion: string, kind: string, storageVersion: string, storageKind: string) {
+  if (apiVersion === storageVersion && kind === storageKind) {
+    return { toStorage: (o: any) => o, fromStorage: (o: any) => o };
+  }
+  return {
+    toStorage: (o: any) => ({ ...o, apiVersion: storageVersion, kind: storageKind }),
+    fromStorage: (o: any) => ({ ...o, apiVersion, kind }),
+  };
+}
+
+/** /status: a write changes status only (and metadata the writer owns, like managedFields). */
+export const statusStrategy: SubresourceStrategy = {
+  statusOnly: true,
+  merge(incoming, old) {
+    const out = { ...old, status: incoming.status };
+    if (incoming.status === undefined) delete out.status;
+    out.metadata = { ...old.metadata };
+    if (incoming.metadata?.managedFields !== undefined)
+      out.metadata.managedFields = incoming.metadata.managedFields;
+    if (incoming.metadata?.resourceVersion !== undefined)
+      out.metadata.resourceVersion = incoming.metadata.resourceVersion;
+    return out;
+  },
+};

@@ -1,0 +1,481 @@
+// The generic store behind every resource (like k8s.io/apiserver's
+// registry/generic/registry.Store): server-owned metadata, defaults,
+// validation, optimistic concurrency, two-phase deletion with finalizers and
+// graceful deletion, dry-run. Per-type rules come from the Strategy; what the
+// handler adds (field manager, admission) comes in as WriteHooks.
+import type { KeyValue, Storage } from '../storage/interface';
+import { isStorageError } from '../storage/errors';
+import { Cacher } from '../storage/cacher/cacher';
+import type { ObjectAttrs } from '../storage/cacher/cached-object';
+import {
+  alreadyExists,
+  badRequest,
+  conflict,
+  invalid,
+  notFound,
+  StatusError,
+  internalError,
+  type GroupResource,
+} from '../../shared/api/status';
+import { required, type FieldError } from '../../shared/api/field-errors';
+import type { RequestContext } from './context';
+import { clone, generateName, jsonEqual, metaOf, newUID, rfc3339 } from './meta';
+import type { StorageCodec } from './storage-codec';
+import type { Strategy, SubresourceStrategy } from './strategy';
+import { keyPrefix, objectKey, type SchemaHooks, type StoreResource } from './resource';
+import { StoreReader } from './reads';
+
+export interface WriteHooks {
+  /** Runs after defaults: field manager, mutating admission. Returns the object to write. */
+  mutate?(obj: any, old: any | null): any | Promise<any>;
+  /** Validating admission; throw a StatusError to reject. */
+  validate?(obj: any, old: any | null): void | Promise<void>;
+}
+
+export interface DeleteOptions {
+  gracePeriodSeconds?: number;
+  preconditions?: { uid?: string; resourceVersion?: string };
+  propagationPolicy?: string;
+  orphanDependents?: boolean;
+}
+
+export interface StoreOptions {
+  storage: Storage;
+  codec: StorageCodec;
+  schema: SchemaHooks;
+  strategy: Strategy;
+  /** 0 disables the watch cache for this resource. */
+  cacheCapacity: number;
+  deleteCollectionWorkers: number;
+  enableGarbageCollector: boolean;
+}
+
+const MAX_ATTEMPTS = 64;
+const GC_FINALIZERS = ['orphan', 'foregroundDeletion'];
+
+type Outcome =
+  | { action: 'create'; obj: any }
+  | { action: 'update'; obj: any }
+  | { action: 'delete'; obj: any }
+  | { action: 'none'; obj: any };
+
+export class GenericStore {
+  readonly reader: StoreReader;
+  readonly cacher: Cacher | null;
+  readonly gr: GroupResource;
+
+  constructor(
+    readonly res: StoreResource,
+    private readonly opts: StoreOptions,
+  ) {
+    this.gr = { group: res.group, resource: res.resource };
+    const cacheCodec = {
+      decode: (value: Buffer, rv: number) => opts.codec.decode(value, rv, ''),
+      attrs: (obj: any) => this.attrs(obj),
+    };
+    this.cacher =
+      opts.cacheCapacity > 0
+        ? new Cacher(opts.storage, keyPrefix(res), cacheCodec, { capacity: opts.cacheCapacity })
+        : null;
+    this.reader = new StoreReader(
+      res,
+      opts.storage,
+      opts.codec,
+      this.cacher,
+      (obj) => this.attrs(obj),
+      opts.strategy.fieldSelectors,
+    );
+  }
+
+  /** Applies the kind's defaults in place (patch and apply run it before recording ownership). */
+  readonly defaulter = (obj: any): void => this.opts.schema.applyDefaults(obj);
+
+  get strategy(): Strategy {
+    return this.opts.strategy;
+  }
+
+  get storage(): Storage {
+    return this.opts.storage;
+  }
+
+  /** Labels and selectable fields of an object. */
+  attrs(obj: any): ObjectAttrs {
+    const md = obj.metadata ?? {};
+    const fields: Record<string, string> = { 'metadata.name': md.name ?? '' };
+    if (this.res.namespaced) fields['metadata.namespace'] = md.namespace ?? '';
+    const extra = this.opts.strategy.selectableFields?.(obj);
+    if (extra) Object.assign(fields, extra);
+    return { labels: md.labels ?? {}, fields };
+  }
+
+  key(namespace: string, name: string): string {
+    return objectKey(this.res, namespace, name);
+  }
+
+  private decode(kv: KeyValue): any {
+    return this.opts.codec.decode(kv.value, kv.modRevision, kv.key);
+  }
+
+  private encode(obj: any, key: string): Buffer {
+    return this.opts.codec.encode(obj, key);
+  }
+
+  private fail(name: string, errs: FieldError[]): never {
+    throw invalid({ group: this.res.group, kind: this.res.kind }, name, errs);
+  }
+
+  // ---- create -------------------------------------------------------------
+
+  /** Runs the create pipeline up to (not including) the write. */
+  private async prepareCreate(ctx: RequestContext, obj: any, hooks: WriteHooks): Promise<any> {
+    const md = metaOf(obj);
+    if (this.res.namespaced) md.namespace = ctx.namespace;
+    else delete md.namespace;
+    if (md.resourceVersion) throw badRequest('resourceVersion should not be set on objects to be created');
+    if (!md.name && md.generateName) md.name = generateName(md.generateName);
+    if (!md.name) this.fail('', [required('metadata.name', 'name or generateName is required')]);
+    md.uid = newUID();
+    md.creationTimestamp = rfc3339(ctx.now());
+    delete md.deletionTimestamp;
+    delete md.deletionGracePeriodSeconds;
+    delete md.selfLink;
+    if (this.opts.strategy.tracksGeneration) md.generation = 1;
+    else delete md.generation;
+    if (this.res.hasStatus && !this.opts.strategy.keepStatusOnCreate && obj.status !== undefined)
+      delete obj.status;
+    this.opts.strategy.prepareForCreate?.(obj, ctx);
+    this.opts.schema.applyDefaults(obj);
+    if (hooks.mutate) obj = await hooks.mutate(obj, null);
+    const errs = [...this.opts.schema.validate(obj), ...(this.opts.strategy.validate?.(obj, ctx) ?? [])];
+    if (errs.length) this.fail(obj.metadata?.name ?? '', errs);
+    await hooks.validate?.(obj, null);
+    return obj;
+  }
+
+  async create(ctx: RequestContext, input: any, hooks: WriteHooks = {}): Promise<any> {
+    const generated = !input.metadata?.name && !!input.metadata?.generateName;
+    for (let attempt = 0; ; attempt++) {
+      const obj = await this.prepareCreate(ctx, attempt === 0 ? input : clone(input), hooks);
+      const name = obj.metadata.name;
+      if (ctx.dryRun) {
+        await this.opts.strategy.beforeCreate?.(obj, ctx);
+        return obj;
+      }
+      const key = this.key(ctx.namespace, name);
+      await this.opts.strategy.beforeCreate?.(obj, ctx);
+      try {
+        const kv = await this.opts.storage.create(key, this.encode(obj, key), this.putOptions(obj));
+        obj.metadata.resourceVersion = String(kv.modRevision);
+        return obj;
+      } catch (err) {
+        await this.opts.strategy.afterCreateFailed?.(obj);
+        if (isStorageError(err, 'KeyExists')) {
+          if (generated && attempt < 8) {
+            delete input.metadata.name;
+            continue;
+          }
+          throw alreadyExists(this.gr, name);
+        }
+        throw err;
+      }
+    }
+  }
+
+  private putOptions(obj: any) {
+    const ttl = this.opts.strategy.ttlSeconds?.(obj);
+    return ttl && ttl > 0 ? { ttlSeconds: ttl } : undefined;
+  }
+
+  // ---- update -------------------------------------------------------------
+
+  /**
+   * Read-modify-write of one object. `compute` gets a private copy of the
+   * current object (null when absent) and returns the desired one; it may run
+   * several times when writes race. Returns the stored object and whether it
+   * was created.
+   */
+  async update(
+    ctx: RequestContext,
+    name: string,
+    compute: (current: any | null) => any | Promise<any>,
+    hooks: WriteHooks = {},
+    opts: { sub?: SubresourceStrategy; allowCreate?: boolean } = {},
+  ): Promise<{ obj: any; created: boolean }> {
+    const { sub } = opts;
+    const key = this.key(ctx.namespace, name);
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const kv = (await this.opts.storage.get(key)).kv;
+      const current = kv ? this.decode(kv) : null;
+      const out = await this.computeUpdate(ctx, name, current, compute, hooks, sub, opts.allowCreate);
+      if (ctx.dryRun || out.action === 'none') {
+        return { obj: out.obj, created: out.action === 'create' };
+      }
+      try {
+        if (out.action === 'create') {
+          await this.opts.strategy.beforeCreate?.(out.obj, ctx);
+          const written = await this.opts.storage.create(
+            key,
+            this.encode(out.obj, key),
+            this.putOptions(out.obj),
+          );
+          out.obj.metadata.resourceVersion = String(written.modRevision);
+          return { obj: out.obj, created: true };
+        }
+        if (out.action === 'delete') {
+          const del = await this.opts.storage.delete(key, kv!.modRevision);
+          await this.opts.strategy.afterDelete?.(out.obj);
+          out.obj.metadata.resourceVersion = String(del.revision);
+          return { obj: out.obj, created: false };
+        }
+        await this.opts.strategy.beforeUpdate?.(out.obj, current, ctx);
+        const written = await this.opts.storage.update(
+          key,
+          this.encode(out.obj, key),
+          kv!.modRevision,
+          this.putOptions(out.obj),
+        );
+        out.obj.metadata.resourceVersion = String(written.modRevision);
+        return { obj: out.obj, created: false };
+      } catch (err) {
+        if (out.action === 'create') await this.opts.strategy.afterCreateFailed?.(out.obj);
+        if (
+          isStorageError(err, 'Conflict') ||
+          isStorageError(err, 'KeyExists') ||
+          isStorageError(err, 'KeyNotFound')
+        )
+          continue;
+        throw err;
+      }
+    }
+    throw conflict(this.gr, name);
+  }
+
+  private async computeUpdate(
+    ctx: RequestContext,
+    name: string,
+    current: any | null,
+    compute: (current: any | null) => any | Promise<any>,
+    hooks: WriteHooks,
+    sub?: SubresourceStrategy,
+    allowCreate?: boolean,
+  ): Promise<Outcome> {
+    if (!current) {
+      if (sub || !(allowCreate ?? this.opts.strategy.allowCreateOnUpdate)) throw notFound(this.gr, name);
+      const desired = await compute(null);
+      const md = metaOf(desired);
+      if (md.resourceVersion) throw conflict(this.gr, name);
+      md.name = name;
+      return { action: 'create', obj: await this.prepareCreate(ctx, desired, hooks) };
+    }
+    const old = current;
+    let obj = await compute(clone(old));
+    const md = metaOf(obj);
+    const oldMd = old.metadata;
+    if (
+      md.resourceVersion !== undefined &&
+      md.resourceVersion !== '' &&
+      md.resourceVersion !== oldMd.resourceVersion
+    ) {
+      throw conflict(this.gr, name);
+    }
+    if (!md.resourceVersion && this.opts.strategy.allowUnconditionalUpdate === false) {
+      this.fail(name, [
+        {
+          type: 'FieldValueInvalid',
+          field: 'metadata.resourceVersion',
+          badValue: 0,
+          detail: 'must be specified for an update',
+        },
+      ]);
+    }
+    if (md.uid && md.uid !== oldMd.uid) {
+      throw conflict(
+        this.gr,
+        name,
+        `Precondition failed: UID in precondition: ${md.uid}, UID in object meta: ${oldMd.uid}`,
+      );
+    }
+    if (sub) {
+      obj = sub.merge(obj, clone(old), ctx);
+    } else if (this.res.hasStatus) {
+      if (old.status === undefined) delete obj.status;
+      else obj.status = clone(old.status);
+    }
+    const nmd = metaOf(obj);
+    // Server-owned metadata stays as stored; name and namespace may not change.
+    if (nmd.name === undefined || nmd.name === '') nmd.name = oldMd.name;
+    if (this.res.namespaced && !nmd.namespace) nmd.namespace = oldMd.namespace;
+    nmd.uid = oldMd.uid;
+    nmd.creationTimestamp = oldMd.creationTimestamp;
+    for (const f of ['deletionTimestamp', 'deletionGracePeriodSeconds', 'generation'] as const) {
+      if (oldMd[f] === undefined) delete nmd[f];
+      else nmd[f] = oldMd[f];
+    }
+    delete nmd.selfLink;
+    if (!sub) this.opts.strategy.prepareForUpdate?.(obj, old, ctx);
+    if (this.opts.strategy.tracksGeneration && !sub && !jsonEqual(obj.spec, old.spec)) {
+      nmd.generation = (oldMd.generation ?? 0) + 1;
+    }
+    this.opts.schema.applyDefaults(obj);
+    if (hooks.mutate) obj = await hooks.mutate(obj, old);
+    // Validation sees the version being replaced (the precondition was checked above).
+    obj.metadata.resourceVersion = oldMd.resourceVersion;
+    const schema = this.opts.schema;
+    const errs = [
+      ...(sub?.trusted
+        ? []
+        : sub?.statusOnly && schema.validateStatusUpdate
+          ? schema.validateStatusUpdate(obj, old)
+          : schema.validateUpdate(obj, old)),
+      ...(sub
+        ? (sub.validate?.(obj, old, ctx) ?? [])
+        : (this.opts.strategy.validateUpdate?.(obj, old, ctx) ?? [])),
+    ];
+    if (errs.length) this.fail(name, errs);
+    await hooks.validate?.(obj, old);
+    if (this.finalized(obj)) return { action: 'delete', obj };
+    if (jsonEqual(obj, old)) return { action: 'none', obj: old };
+    return { action: 'update', obj };
+  }
+
+  /** Deletion was requested and nothing holds the object any more. */
+  private finalized(obj: any): boolean {
+    const md = obj.metadata;
+    if (!md.deletionTimestamp || (md.finalizers && md.finalizers.length > 0)) return false;
+    const custom = this.opts.strategy.deleteOnUpdateWhenFinalized;
+    return custom ? custom(obj) : !md.deletionGracePeriodSeconds;
+  }
+
+  // ---- delete -------------------------------------------------------------
+
+  /**
+   * Deletes, or starts a two-phase deletion (finalizers, graceful pods).
+   * Returns the object and whether it is gone from the store.
+   */
+  async delete(
+    ctx: RequestContext,
+    name: string,
+    opts: DeleteOptions = {},
+    hooks: WriteHooks = {},
+  ): Promise<{ obj: any; deleted: boolean }> {
+    const key = this.key(ctx.namespace, name);
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const kv = (await this.opts.storage.get(key)).kv;
+      if (!kv) throw notFound(this.gr, name);
+      const obj = this.decode(kv);
+      const md = obj.metadata;
+      const pre = opts.preconditions;
+      if (pre?.uid && pre.uid !== md.uid)
+        throw conflict(
+          this.gr,
+          name,
+          `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${md.uid}`,
+        );
+      if (pre?.resourceVersion && pre.resourceVersion !== md.resourceVersion)
+        throw conflict(
+          this.gr,
+          name,
+          `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${md.resourceVersion}`,
+        );
+      await hooks.validate?.(obj, obj);
+      const next = this.deletionState(ctx, obj, opts);
+      try {
+        if (next === null) {
+          if (ctx.dryRun) return { obj, deleted: true };
+          const del = await this.opts.storage.delete(key, kv.modRevision);
+          await this.opts.strategy.afterDelete?.(obj);
+          obj.metadata.resourceVersion = String(del.revision);
+          return { obj, deleted: true };
+        }
+        if (jsonEqual(next, obj) || ctx.dryRun) return { obj: next, deleted: false };
+        const written = await this.opts.storage.update(
+          key,
+          this.encode(next, key),
+          kv.modRevision,
+          this.putOptions(next),
+        );
+        next.metadata.resourceVersion = String(written.modRevision);
+        return { obj: next, deleted: false };
+      } catch (err) {
+        if (isStorageError(err, 'Conflict')) continue;
+        if (isStorageError(err, 'KeyNotFound')) throw notFound(this.gr, name);
+        throw err;
+      }
+    }
+    throw conflict(this.gr, name);
+  }
+
+  /** The object to write for a delete request, or null to remove it now. */
+  private deletionState(ctx: RequestContext, current: any, opts: DeleteOptions): any | null {
+    const obj = clone(current);
+    const md = obj.metadata;
+    const strategy = this.opts.strategy;
+    if (strategy.onDelete) return strategy.onDelete(obj, ctx);
+    const alreadyDeleting = !!md.deletionTimestamp;
+    if (
+      this.opts.enableGarbageCollector &&
+      (!alreadyDeleting || opts.propagationPolicy || opts.orphanDependents !== undefined)
+    ) {
+      const policy =
+        opts.propagationPolicy ??
+        (opts.orphanDependents === true
+          ? 'Orphan'
+          : opts.orphanDependents === false
+            ? 'Background'
+            : alreadyDeleting
+              ? undefined
+              : (strategy.defaultPropagation ?? 'Background'));
+      if (policy) {
+        const kept = (md.finalizers ?? []).filter((f: string) => !GC_FINALIZERS.includes(f));
+        if (policy === 'Orphan') kept.push('orphan');
+        if (policy === 'Foreground') kept.push('foregroundDeletion');
+        if (kept.length) md.finalizers = kept;
+        else delete md.finalizers;
+      }
+    }
+    const hasFinalizers = (md.finalizers?.length ?? 0) > 0;
+    let grace = strategy.gracePeriod?.(obj, opts.gracePeriodSeconds);
+    if (alreadyDeleting) {
+      // A second delete may only shorten the grace period of a graceful deletion.
+      const currentGrace = md.deletionGracePeriodSeconds ?? 0;
+      if (grace !== undefined && grace < currentGrace) {
+        md.deletionGracePeriodSeconds = grace;
+        md.deletionTimestamp = rfc3339(new Date(ctx.now().getTime() + grace * 1000));
+      } else grace = currentGrace;
+      if (!hasFinalizers && !grace) return null;
+      return obj;
+    }
+    if (!hasFinalizers && !grace) return null;
+    md.deletionTimestamp = rfc3339(new Date(ctx.now().getTime() + (grace ?? 0) * 1000));
+    md.deletionGracePeriodSeconds = grace ?? 0;
+    if (md.generation) md.generation += 1;
+    return obj;
+  }
+
+  /** Deletes everything a list with these options returns; returns what was deleted or marked. */
+  async deleteCollection(
+    ctx: RequestContext,
+    list: { labelSelector?: string; fieldSelector?: string },
+    opts: DeleteOptions,
+    hooks: WriteHooks = {},
+  ): Promise<any[]> {
+    const { items } = await this.reader.list(ctx, { ...list });
+    const out: any[] = [];
+    let next = 0;
+    const worker = async () => {
+      while (next < items.length) {
+        const item = items[next++];
+        try {
+          const md = item.obj.metadata;
+          const r = await this.delete({ ...ctx, namespace: md.namespace ?? '' }, md.name, opts, hooks);
+          out.push(r.obj);
+        } catch (err) {
+          if (err instanceof StatusError && err.code === 404) continue;
+          throw err instanceof StatusError ? err : internalError(err);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.max(1, this.opts.deleteCollectionWorkers) }, worker));
+    return out;
+  }
+}

@@ -1,0 +1,44 @@
+// Which behaviour each resource has beyond the generic store ("group/resource").
+import type { Registry, ResourceBehaviour } from '../registry';
+import { namespaceBehaviour } from './namespace';
+import { nodeBehaviour } from './node';
+import { eventBehaviour, eventsV1Behaviour } from './event';
+import { podBehaviour } from './pod';
+import { scaleSubresource } from './scale';
+import { generateJobSelector } from '../../../shared/api/validation/batch';
+
+export interface BehaviourOptions {
+  eventTTLSeconds: number;
+  /** Late-bound: strategies that reach other resources (eviction → PDBs). */
+  registry: () => Registry;
+  /** Services: ClusterIP and NodePort allocation (set by the server). */
+  services?: ResourceBehaviour;
+}
+
+const RECONCILED = { strategy: { allowCreateOnUpdate: true } };
+
+export function behaviours(o: BehaviourOptions): (group: string, resource: string) => ResourceBehaviour {
+  const table: Record<string, ResourceBehaviour> = {
+    '/namespaces': namespaceBehaviour,
+    '/nodes': nodeBehaviour,
+    '/pods': podBehaviour(o.registry),
+    '/events': eventBehaviour(o.eventTTLSeconds),
+    'events.k8s.io/events': eventsV1Behaviour(o.eventTTLSeconds),
+    '/endpoints': RECONCILED,
+    '/limitranges': RECONCILED,
+    'coordination.k8s.io/leases': RECONCILED,
+    'discovery.k8s.io/endpointslices': RECONCILED,
+    'rbac.authorization.k8s.io/roles': RECONCILED,
+    'rbac.authorization.k8s.io/rolebindings': RECONCILED,
+    'rbac.authorization.k8s.io/clusterroles': RECONCILED,
+    'rbac.authorization.k8s.io/clusterrolebindings': RECONCILED,
+    '/replicationcontrollers': { subresources: { scale: { custom: scaleSubresource() } } },
+    'apps/deployments': { subresources: { scale: { custom: scaleSubresource() } } },
+    'apps/replicasets': { subresources: { scale: { custom: scaleSubresource() } } },
+    'apps/statefulsets': { subresources: { scale: { custom: scaleSubresource() } } },
+    // Jobs get a selector on their own uid unless the user asked to choose one.
+    'batch/jobs': { strategy: { prepareForCreate: (job) => generateJobSelector(job, job.metadata.uid) } },
+  };
+  if (o.services) table['/services'] = o.services;
+  return (group, resource) => table[`${group}/${resource}`] ?? {};
+}

@@ -1,0 +1,244 @@
+// Builds a running apiserver from its flag values: storage, registry, TLS,
+// handlers, post-start hooks, kubeconfig. cmd/apiserver.ts parses flags and
+// calls startAPIServer; tests call it in-process too.
+import { mkdirSync } from 'node:fs';
+import { logger } from '../../shared/log';
+import type { FlagValues } from '../../shared/options/flags';
+import { parseRuntimeConfig } from '../../shared/options/runtime-config';
+import { builtinResources } from '../../shared/api/catalog';
+import { writeKubeconfig } from '../../shared/client/kubeconfig';
+import { openStorage } from '../storage/open';
+import type { Storage } from '../storage/interface';
+import { Registry } from '../registry/registry';
+import { StorageCodec, jsonCodec, type ObjectCodec } from '../registry/storage-codec';
+import { decodeObject, encodeObject, protobufSupported } from '../../shared/codec/protobuf';
+import { genericSchemaHooks } from '../registry/meta-validation';
+import { schemaHooks } from '../../shared/api/validation/hooks';
+import { validateStatusUpdate } from '../../shared/api/validation';
+import { typeSchema } from '../../shared/api/schema';
+import { behaviours } from '../registry/strategies';
+import { ServiceAllocator, serviceBehaviour } from '../registry/strategies/service';
+import { ResourceHandler } from '../endpoints/api-handler';
+import { makeWriteHooks } from '../endpoints/write-hooks';
+import { serveOpenAPI } from '../endpoints/openapi';
+import { OpenAPIService } from '../../shared/api/openapi';
+import { AdmissionChain } from '../auth/admission/types';
+import { NamespaceLifecycle } from '../auth/admission/namespace-lifecycle';
+import { AuthenticatorChain, X509Authenticator } from '../auth/authn/authenticator';
+import { APIServer } from './server';
+import { adminCredentials, defaultServingNames, localAddresses, setupServingTLS } from './tls';
+import {
+  ensurePriorityClasses,
+  ensureSystemNamespaces,
+  IdentityLease,
+  KubernetesServiceReconciler,
+} from './bootstrap';
+import { firstServiceIP } from './service-ip';
+
+const log = logger('apiserver');
+
+export const VERSION = {
+  major: '1',
+  minor: '36',
+  gitVersion: 'v1.36.3',
+  gitCommit: 'tkube',
+  gitTreeState: 'clean',
+  buildDate: '2026-11-01T00:00:00Z',
+  goVersion: 'go1.25.0',
+  compiler: 'gc',
+  platform: `${process.platform}/${process.arch === 'x64' ? 'amd64' : process.arch}`,
+};
+
+export interface RunningAPIServer {
+  port: number;
+  server: APIServer;
+  registry: Registry;
+  storage: Storage;
+  /** Graceful stop (what SIGTERM does). */
+  stop(): Promise<void>;
+}
+
+/** Parses "resource[.group]#size" settings into a capacity lookup. */
+function cacheSizes(values: FlagValues): (group: string, resource: string) => number {
+  if (!values.watchCache) return () => 0;
+  const sizes = new Map<string, number>();
+  for (const s of (values.watchCacheSizes as string[] | undefined) ?? []) {
+    const [gr, size] = s.split('#');
+    sizes.set(gr, Number(size));
+  }
+  const dflt = values.defaultWatchCacheSize as number;
+  return (group, resource) => sizes.get(group ? `${resource}.${group}` : resource) ?? dflt;
+}
+
+export async function startAPIServer(values: FlagValues): Promise<RunningAPIServer> {
+  const knownGVs = new Set(builtinResources().map((r) => `${r.group}/${r.version}`));
+  const runtimeConfig = parseRuntimeConfig(values.runtimeConfig, knownGVs);
+  for (const w of runtimeConfig.warnings) log.warn(w);
+
+  const etcdServers = (values.etcdServers as string[] | undefined) ?? [];
+  const backend = etcdServers.length ? 'etcd3' : (values.storageBackend as 'embedded' | 'etcd3');
+  if (backend === 'etcd3' && !etcdServers.length)
+    throw new Error('--etcd-servers must be specified for the etcd3 storage backend');
+  if (backend === 'embedded') mkdirSync(values.dataDir, { recursive: true });
+  const storage = await openStorage({
+    backend,
+    dataDir: values.dataDir,
+    etcdServers,
+    etcdCAFile: values.etcdCafile,
+    etcdCertFile: values.etcdCertfile,
+    etcdKeyFile: values.etcdKeyfile,
+    compactionIntervalMs: values.etcdCompactionInterval,
+    healthcheckTimeoutMs: values.etcdHealthcheckTimeout,
+    leaseReuseDurationSeconds: values.leaseReuseDurationSeconds,
+    requestTimeoutMs: values.requestTimeout,
+  });
+
+  const serviceIP = firstServiceIP(values.serviceClusterIpRange);
+  const advertise =
+    values.advertiseAddress ||
+    (values.bindAddress !== '0.0.0.0' ? values.bindAddress : (localAddresses()[0] ?? '127.0.0.1'));
+  const names = defaultServingNames(serviceIP, [advertise]);
+  const tls = await setupServingTLS({
+    certDir: values.certDir,
+    tlsCertFile: values.tlsCertFile,
+    tlsPrivateKeyFile: values.tlsPrivateKeyFile,
+    clientCaFile: values.clientCaFile,
+    ...names,
+  });
+
+  const protobufCodec: ObjectCodec = {
+    encode: encodeObject,
+    decode: decodeObject,
+    supports: protobufSupported,
+  };
+  const codec = new StorageCodec(
+    values.storageMediaType === 'application/vnd.kubernetes.protobuf' ? protobufCodec : jsonCodec,
+    protobufCodec,
+  );
+  const registry: Registry = new Registry({
+    storage,
+    codec,
+    etcdPrefix: (values.etcdPrefix as string).replace(/\/+$/, ''),
+    runtimeConfig,
+    schemaHooks: (definition, res) => {
+      const gvk = definition ? typeSchema(definition)?.gvk?.[0] : undefined;
+      if (!gvk) return genericSchemaHooks(res);
+      return {
+        ...schemaHooks(definition),
+        validateStatusUpdate: (obj, old) => validateStatusUpdate(obj, old, { gvk }),
+      };
+    },
+    behaviour: behaviours({
+      eventTTLSeconds: Math.round(values.eventTtl / 1000),
+      registry: () => registry,
+      services: serviceBehaviour(
+        new ServiceAllocator({
+          storage,
+          registry: () => registry,
+          etcdPrefix: (values.etcdPrefix as string).replace(/\/+$/, ''),
+          serviceCIDR: values.serviceClusterIpRange,
+          nodePortRange: values.serviceNodePortRange,
+        }),
+      ),
+    }),
+    cacheCapacity: cacheSizes(values),
+    deleteCollectionWorkers: values.deleteCollectionWorkers,
+    enableGarbageCollector: values.enableGarbageCollector,
+  });
+
+  const handler = new ResourceHandler(registry, {
+    maxBodyBytes: values.maxRequestBodyBytes,
+    minRequestTimeoutSeconds: values.minRequestTimeout,
+    writeHooks: makeWriteHooks(new AdmissionChain([new NamespaceLifecycle(() => registry)])),
+    protobufSupported: (s) => protobufSupported(s.info.groupVersion, s.info.kind),
+  });
+  const openapi = new OpenAPIService(
+    registry.all().map((s) => s.info),
+    { version: VERSION.gitVersion },
+  );
+  const authenticator = new AuthenticatorChain(
+    tls.clientCaPem ? [new X509Authenticator()] : [],
+    values.anonymousAuth,
+  );
+  const server = new APIServer({
+    bindAddress: values.bindAddress,
+    securePort: values.securePort,
+    tls,
+    registry,
+    storage,
+    handler,
+    authenticator,
+    maxRequestsInflight: values.maxRequestsInflight,
+    maxMutatingRequestsInflight: values.maxMutatingRequestsInflight,
+    enablePriorityAndFairness: values.enablePriorityAndFairness,
+    requestTimeoutMs: values.requestTimeout,
+    shutdownDelayMs: values.shutdownDelayDuration,
+    shutdownSendRetryAfter: values.shutdownSendRetryAfter,
+    livezGracePeriodMs: values.livezGracePeriod,
+    goawayChance: values.goawayChance,
+    http2MaxStreamsPerConnection: values.http2MaxStreamsPerConnection,
+    etcdHealthcheckTimeoutMs: values.etcdHealthcheckTimeout,
+    version: VERSION,
+    extraRoutes: [
+      async (req, res, path, query) => req.method === 'GET' && serveOpenAPI(openapi, req, res, path, query),
+    ],
+  });
+
+  let reconciler: KubernetesServiceReconciler | undefined;
+  let identity: IdentityLease | undefined;
+  server.addPostStartHook('start-apiserver-admission-initializer', async () => {});
+  server.addPostStartHook('bootstrap-controller', async () => {
+    await ensureSystemNamespaces(registry);
+    reconciler = new KubernetesServiceReconciler({
+      storage,
+      registry: registry,
+      etcdPrefix: (values.etcdPrefix as string).replace(/\/+$/, ''),
+      advertiseAddress: advertise,
+      port: server.port,
+      serviceIP,
+      type: values.endpointReconcilerType,
+    });
+    await reconciler.start();
+  });
+  server.addPostStartHook('scheduling/bootstrap-system-priority-classes', () =>
+    ensurePriorityClasses(registry),
+  );
+  server.addPostStartHook('start-kube-apiserver-identity-lease-controller', async () => {
+    await ensureSystemNamespaces(registry);
+    identity = new IdentityLease(
+      registry,
+      server.port,
+      values.identityLeaseDurationSeconds,
+      values.identityLeaseRenewIntervalSeconds,
+    );
+    await identity.start();
+  });
+
+  const port = await server.listen();
+  if (values.writeKubeconfig) {
+    const admin = await adminCredentials(tls, values.certDir);
+    const host =
+      values.bindAddress === '0.0.0.0' || values.bindAddress === '::' ? '127.0.0.1' : values.bindAddress;
+    writeKubeconfig(values.writeKubeconfig, {
+      server: values.writeKubeconfigServer || `https://${host.includes(':') ? `[${host}]` : host}:${port}`,
+      caPem: tls.caPem,
+      certPem: admin?.certPem,
+      keyPem: admin?.keyPem,
+    });
+  }
+  log.info('serving', { address: values.bindAddress, port, storage: backend });
+
+  return {
+    port,
+    server,
+    registry,
+    storage,
+    async stop() {
+      await server.shutdown(async () => {
+        identity?.stop();
+        await reconciler?.stop();
+      });
+      await storage.close();
+    },
+  };
+}

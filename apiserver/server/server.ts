@@ -1,0 +1,345 @@
+// The apiserver process: one HTTPS listener (HTTP/2 and HTTP/1.1), the filter
+// chain (authentication, max-in-flight, authorization, timeout), the routes
+// (resources, discovery, health, version), post-start hooks and graceful shutdown.
+import http2 from 'node:http2';
+import { logger } from '../../shared/log';
+import { StatusError, tooManyRequests, timeout as timeoutError, type Status } from '../../shared/api/status';
+import type { Storage } from '../storage/interface';
+import type { Registry } from '../registry/registry';
+import { parseRequestInfo, isLongRunning, isMutating, type RequestInfo } from '../endpoints/request-info';
+import { ResourceHandler } from '../endpoints/api-handler';
+import { Discovery, wantsAggregated, AGGREGATED_V2, AGGREGATED_V2BETA1 } from '../endpoints/discovery';
+import { respondError } from '../endpoints/respond';
+import { AuthenticatorChain } from '../auth/authn/authenticator';
+import type { UserInfo } from '../registry/context';
+import { HealthEndpoint } from './health';
+import { send, sendJSON, type Req, type Res } from './http';
+import type { ServingTLS } from './tls';
+
+const log = logger('apiserver');
+
+export interface ServerOptions {
+  bindAddress: string;
+  securePort: number;
+  tls: ServingTLS;
+  registry: Registry;
+  storage: Storage;
+  handler: ResourceHandler;
+  authenticator: AuthenticatorChain;
+  maxRequestsInflight: number;
+  maxMutatingRequestsInflight: number;
+  enablePriorityAndFairness: boolean;
+  requestTimeoutMs: number;
+  shutdownDelayMs: number;
+  shutdownSendRetryAfter: boolean;
+  livezGracePeriodMs: number;
+  goawayChance: number;
+  http2MaxStreamsPerConnection: number;
+  etcdHealthcheckTimeoutMs: number;
+  /** Extra non-resource routes (openapi, metrics, oidc discovery ...): return true when handled. */
+  extraRoutes?: ((
+    req: Req,
+    res: Res,
+    path: string,
+    query: URLSearchParams,
+    user: UserInfo,
+  ) => Promise<boolean>)[];
+  version: Record<string, string>;
+}
+
+interface Hook {
+  name: string;
+  run: () => Promise<void>;
+  done: boolean;
+  error?: string;
+}
+
+export class APIServer {
+  private server: http2.Http2SecureServer | null = null;
+  private readonly discovery: Discovery;
+  readonly healthz = new HealthEndpoint('healthz');
+  readonly livez = new HealthEndpoint('livez');
+  readonly readyz = new HealthEndpoint('readyz');
+  private readonly hooks: Hook[] = [];
+  private inflight = { readonly: 0, mutating: 0 };
+  private readonly active = new Set<Promise<void>>();
+  private shuttingDown = false;
+  private draining = false;
+  private readonly started = Date.now();
+  port = 0;
+
+  constructor(private readonly o: ServerOptions) {
+    this.discovery = new Discovery(o.registry);
+    const storageCheck = async () => {
+      await o.storage.checkHealth(o.etcdHealthcheckTimeoutMs);
+    };
+    for (const h of [this.healthz, this.livez, this.readyz]) {
+      h.add('ping', () => {});
+      h.add('log', () => {});
+      h.add('etcd', storageCheck);
+    }
+    this.readyz.add('etcd-readiness', storageCheck);
+    this.readyz.add('informer-sync', () => {});
+  }
+
+  get discoveryCache(): Discovery {
+    return this.discovery;
+  }
+
+  /** Registers a post-start hook; /livez, /readyz and /healthz report it as poststarthook/<name>. */
+  addPostStartHook(name: string, run: () => Promise<void>): void {
+    const hook: Hook = { name, run, done: false };
+    this.hooks.push(hook);
+    const check = (grace: boolean) => () => {
+      if (hook.done) return;
+      if (grace && Date.now() - this.started < this.o.livezGracePeriodMs) return;
+      throw new Error(hook.error ?? 'not finished');
+    };
+    this.healthz.add(`poststarthook/${name}`, check(false));
+    this.livez.add(`poststarthook/${name}`, check(true));
+    this.readyz.add(`poststarthook/${name}`, check(false));
+  }
+
+  async listen(): Promise<number> {
+    this.readyz.add('shutdown', () => {
+      if (this.shuttingDown) throw new Error('process is shutting down');
+    });
+    const settings: http2.Settings = {};
+    if (this.o.http2MaxStreamsPerConnection > 0)
+      settings.maxConcurrentStreams = this.o.http2MaxStreamsPerConnection;
+    this.server = http2.createSecureServer(
+      {
+        cert: this.o.tls.certPem,
+        key: this.o.tls.keyPem,
+        ca: this.o.tls.clientCaPem,
+        requestCert: !!this.o.tls.clientCaPem,
+        rejectUnauthorized: false,
+        allowHTTP1: true,
+        settings,
+        ALPNProtocols: ['h2', 'http/1.1'],
+      },
+      (req, res) => this.track(this.handle(req, res)),
+    );
+    this.server.on('sessionError', () => {});
+    this.server.on('tlsClientError', () => {});
+    const server = this.server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(
+        this.o.securePort,
+        this.o.bindAddress === '0.0.0.0' ? undefined : this.o.bindAddress,
+        () => resolve(),
+      );
+    });
+    const addr = server.address();
+    this.port = typeof addr === 'object' && addr ? addr.port : this.o.securePort;
+    for (const hook of this.hooks) {
+      void hook
+        .run()
+        .then(() => (hook.done = true))
+        .catch((err) => {
+          hook.error = String(err);
+          log.error('post-start hook failed', { hook: hook.name, err: String(err) });
+        });
+    }
+    return this.port;
+  }
+
+  private track(p: Promise<void>): void {
+    this.active.add(p);
+    void p.finally(() => this.active.delete(p));
+  }
+
+  private async handle(req: Req, res: Res): Promise<void> {
+    const rawUrl = req.url ?? '/';
+    const qi = rawUrl.indexOf('?');
+    const path = qi < 0 ? rawUrl : rawUrl.slice(0, qi);
+    const query = new URLSearchParams(qi < 0 ? '' : rawUrl.slice(qi + 1));
+    const method = req.method ?? 'GET';
+    let slot: 'readonly' | 'mutating' | null = null;
+    const abort = new AbortController();
+    try {
+      if (this.draining && this.o.shutdownSendRetryAfter && !isHealthPath(path)) {
+        const err = tooManyRequests('The apiserver is shutting down, please try again later.', 5);
+        respondError(res, err);
+        return;
+      }
+      if (this.o.goawayChance > 0 && req.httpVersionMajor === 2 && Math.random() < this.o.goawayChance) {
+        (req as http2.Http2ServerRequest).stream.session?.goaway();
+      }
+      const user = await this.o.authenticator.authenticate(req);
+      const info = parseRequestInfo(method, path, query);
+      const longRunning = isLongRunning(info, query);
+      if (!longRunning) {
+        slot = this.acquire(info);
+        if (!slot) throw tooManyRequests('Too many requests, please try again later.', 1);
+      }
+      req.on('close', () => abort.abort());
+      if (longRunning) {
+        await this.route(req, res, path, query, info, user, abort.signal);
+      } else {
+        await this.withTimeout(
+          res,
+          abort,
+          this.route(req, res, path, query, info, user, abort.signal),
+          query,
+        );
+      }
+    } catch (err) {
+      respondError(res, err);
+    } finally {
+      if (slot) this.inflight[slot]--;
+    }
+  }
+
+  private acquire(info: RequestInfo): 'readonly' | 'mutating' | null {
+    const mutating = isMutating(info.verb);
+    const ro = this.o.maxRequestsInflight;
+    const mu = this.o.maxMutatingRequestsInflight;
+    if (this.o.enablePriorityAndFairness) {
+      const limit = ro + mu;
+      if (limit > 0 && this.inflight.readonly + this.inflight.mutating >= limit) return null;
+    } else if (mutating ? mu > 0 && this.inflight.mutating >= mu : ro > 0 && this.inflight.readonly >= ro)
+      return null;
+    const slot = mutating ? 'mutating' : 'readonly';
+    this.inflight[slot]++;
+    return slot;
+  }
+
+  private async withTimeout(
+    res: Res,
+    abort: AbortController,
+    work: Promise<void>,
+    query: URLSearchParams,
+  ): Promise<void> {
+    let ms = this.o.requestTimeoutMs;
+    const t = query.get('timeout');
+    if (t) {
+      const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(t);
+      if (m)
+        ms = Math.min(
+          ms,
+          Number(m[1]) * ({ ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const)[(m[2] ?? 's') as 's'],
+        );
+    }
+    if (ms <= 0) return work;
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), ms)));
+    const result = await Promise.race([work.then(() => 'done' as const), expired]);
+    clearTimeout(timer);
+    if (result === 'timeout') {
+      abort.abort();
+      respondError(res, timeoutError('Timeout: request did not complete within the allotted timeout'));
+      work.catch(() => {});
+    }
+  }
+
+  private async route(
+    req: Req,
+    res: Res,
+    path: string,
+    query: URLSearchParams,
+    info: RequestInfo,
+    user: UserInfo,
+    signal: AbortSignal,
+  ): Promise<void> {
+    if (info.isResourceRequest) {
+      const scope = this.o.handler.scope(req, res, info, query, user, signal);
+      try {
+        await this.o.handler.serve(scope);
+      } catch (err) {
+        respondError(res, err, scope.rep, scope.ctx.warnings);
+      }
+      return;
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      if (!(await this.extra(req, res, path, query, user)))
+        send(res, 404, 'text/plain; charset=utf-8', '404 page not found\n');
+      return;
+    }
+    const health = /^\/(healthz|livez|readyz)(?:\/(.*))?$/.exec(path);
+    if (health) {
+      const ep = health[1] === 'healthz' ? this.healthz : health[1] === 'livez' ? this.livez : this.readyz;
+      const r = await ep.serve(health[2] ?? '', query);
+      send(res, r.code, 'text/plain; charset=utf-8', r.body, { 'x-content-type-options': 'nosniff' });
+      return;
+    }
+    const p = path.replace(/\/+$/, '') || '/';
+    if (p === '/version') return sendJSON(res, 200, this.o.version);
+    const accept = String(req.headers.accept ?? '');
+    if (p === '/api' || p === '/apis') {
+      const agg = wantsAggregated(accept);
+      if (agg) {
+        const body = JSON.stringify(this.discovery.aggregated(p === '/api', agg));
+        return send(res, 200, agg === 'v2' ? AGGREGATED_V2 : AGGREGATED_V2BETA1, body, {
+          etag: `"${hash(body)}"`,
+          vary: 'Accept',
+        });
+      }
+      if (p === '/api')
+        return sendJSON(res, 200, this.discovery.apiVersions(`${req.headers.host ?? '127.0.0.1'}`));
+      return sendJSON(res, 200, this.discovery.apiGroupList());
+    }
+    const m = /^\/(?:api\/(v1)|apis\/([^/]+)(?:\/([^/]+))?)$/.exec(p);
+    if (m) {
+      const doc = m[1]
+        ? this.discovery.apiResourceList('', 'v1')
+        : m[3]
+          ? this.discovery.apiResourceList(m[2], m[3])
+          : this.discovery.apiGroup(m[2]);
+      if (doc) return sendJSON(res, 200, doc);
+      return respondError(
+        res,
+        new StatusError(404, 'NotFound', 'the server could not find the requested resource', {}),
+      );
+    }
+    if (await this.extra(req, res, path, query, user)) return;
+    send(res, 404, 'text/plain; charset=utf-8', '404 page not found\n');
+  }
+
+  private async extra(
+    req: Req,
+    res: Res,
+    path: string,
+    query: URLSearchParams,
+    user: UserInfo,
+  ): Promise<boolean> {
+    for (const r of this.o.extraRoutes ?? []) if (await r(req, res, path, query, user)) return true;
+    return false;
+  }
+
+  /**
+   * Graceful shutdown like kube-apiserver: /readyz fails at once, requests are
+   * served for --shutdown-delay-duration, then the listener closes, in-flight
+   * requests drain (new ones get 429 with --shutdown-send-retry-after) and watches end.
+   */
+  async shutdown(beforeDrain?: () => Promise<void>): Promise<void> {
+    if (this.shuttingDown) return;
+    this.shuttingDown = true;
+    log.info('shutting down', { delay: this.o.shutdownDelayMs });
+    if (this.o.shutdownDelayMs > 0) await new Promise((r) => setTimeout(r, this.o.shutdownDelayMs));
+    this.draining = true;
+    await beforeDrain?.();
+    const server = this.server;
+    if (server) {
+      const closed = new Promise<void>((r) => server.close(() => r()));
+      this.o.registry.stop();
+      const deadline = Date.now() + this.o.requestTimeoutMs;
+      while (this.active.size && Date.now() < deadline)
+        await Promise.race([...this.active, new Promise((r) => setTimeout(r, 100))]);
+      await Promise.race([closed, new Promise((r) => setTimeout(r, 1000))]);
+    }
+  }
+}
+
+function isHealthPath(path: string): boolean {
+  return /^\/(healthz|livez|readyz)(\/|$)/.test(path);
+}
+
+function hash(s: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 16777619) >>> 0;
+  return h.toString(16);
+}
+
+export type { Status };

@@ -1,0 +1,105 @@
+// Serving certificates and the admin credentials of the apiserver: given files,
+// or a cluster CA and self-signed serving certificate generated into --cert-dir.
+import { readFileSync } from 'node:fs';
+import { hostname, networkInterfaces } from 'node:os';
+import { join } from 'node:path';
+import {
+  certCovers,
+  createCA,
+  createClientCert,
+  createServingCert,
+  loadOrCreate,
+  type KeyPair,
+} from '../../shared/pki/certs';
+
+export interface ServingTLS {
+  certPem: string;
+  keyPem: string;
+  /** CA bundle clients need to verify the serving certificate. */
+  caPem: string;
+  /** CA that signs client certificates the server accepts (x509 authentication). */
+  clientCaPem?: string;
+  /** The generated cluster CA, when tkube made one (signs admin and node certificates). */
+  clusterCA?: KeyPair & { certFile: string; keyFile: string };
+}
+
+export interface TLSOptions {
+  certDir: string;
+  tlsCertFile?: string;
+  tlsPrivateKeyFile?: string;
+  clientCaFile?: string;
+  /** Names and IPs the generated serving certificate must cover. */
+  dnsNames: string[];
+  ips: string[];
+}
+
+export function localAddresses(): string[] {
+  const out: string[] = [];
+  for (const list of Object.values(networkInterfaces())) {
+    for (const a of list ?? []) if (!a.internal && a.family === 'IPv4') out.push(a.address);
+  }
+  return out;
+}
+
+export function defaultServingNames(
+  serviceIP: string | undefined,
+  extraIPs: string[],
+): { dnsNames: string[]; ips: string[] } {
+  const dnsNames = [
+    'localhost',
+    hostname(),
+    'kubernetes',
+    'kubernetes.default',
+    'kubernetes.default.svc',
+    'kubernetes.default.svc.cluster.local',
+  ];
+  const ips = [
+    ...new Set(['127.0.0.1', '::1', ...(serviceIP ? [serviceIP] : []), ...localAddresses(), ...extraIPs]),
+  ];
+  return { dnsNames, ips };
+}
+
+export async function setupServingTLS(o: TLSOptions): Promise<ServingTLS> {
+  const clientCaFromFile = o.clientCaFile ? readFileSync(o.clientCaFile, 'utf8') : undefined;
+  if (o.tlsCertFile && o.tlsPrivateKeyFile) {
+    const certPem = readFileSync(o.tlsCertFile, 'utf8');
+    return {
+      certPem,
+      keyPem: readFileSync(o.tlsPrivateKeyFile, 'utf8'),
+      caPem: certPem,
+      clientCaPem: clientCaFromFile,
+    };
+  }
+  const ca = await loadOrCreate(o.certDir, 'ca', () => createCA('kubernetes-ca'));
+  let serving = await loadOrCreate(o.certDir, 'apiserver', () =>
+    createServingCert(ca, 'kube-apiserver', { dnsNames: o.dnsNames, ips: o.ips }),
+  );
+  if (!certCovers(serving.certPem, o.dnsNames.slice(0, 1), ['127.0.0.1'])) {
+    const { writeFileSync } = await import('node:fs');
+    const fresh = await createServingCert(ca, 'kube-apiserver', { dnsNames: o.dnsNames, ips: o.ips });
+    writeFileSync(serving.keyFile, fresh.keyPem, { mode: 0o600 });
+    writeFileSync(serving.certFile, fresh.certPem, { mode: 0o600 });
+    serving = { ...serving, ...fresh };
+  }
+  return {
+    certPem: serving.certPem,
+    keyPem: serving.keyPem,
+    caPem: ca.certPem,
+    clientCaPem: clientCaFromFile ? `${clientCaFromFile}\n${ca.certPem}` : ca.certPem,
+    clusterCA: ca,
+  };
+}
+
+/** The admin client certificate (CN kubernetes-admin, O system:masters), kept in the cert dir. */
+export async function adminCredentials(tls: ServingTLS, certDir: string): Promise<KeyPair | undefined> {
+  if (!tls.clusterCA) return undefined;
+  return loadOrCreate(certDir, 'admin', () =>
+    createClientCert(
+      tls.clusterCA!,
+      { commonName: 'kubernetes-admin', organizations: ['system:masters'] },
+      3650,
+    ),
+  );
+}
+
+export const certPath = (certDir: string, name: string) => join(certDir, name);

@@ -1,0 +1,86 @@
+// Running the real kubectl found on PATH against a tkube server.
+import { execFile, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
+
+export function kubectlAvailable(): boolean {
+  try {
+    execFileSync('kubectl', ['version', '--client'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export interface KubectlResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs kubectl with the kubeconfig; never throws on a non-zero exit. */
+export function kubectl(
+  kubeconfig: string,
+  args: string[],
+  opts: { input?: string; env?: Record<string, string>; timeoutMs?: number } = {},
+): Promise<KubectlResult> {
+  return new Promise((resolve) => {
+    const child = execFile(
+      'kubectl',
+      ['--kubeconfig', kubeconfig, ...args],
+      {
+        timeout: opts.timeoutMs ?? 60_000,
+        env: { ...process.env, ...(opts.env ?? {}) },
+        maxBuffer: 64 * 1024 * 1024,
+      },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof (err as any).code === 'number' ? (err as any).code : 1) : 0;
+        resolve({ code, stdout: String(stdout), stderr: String(stderr) });
+      },
+    );
+    if (opts.input !== undefined) {
+      child.stdin!.end(opts.input);
+    }
+  });
+}
+
+/** Starts a long-running kubectl (get -w) and collects its output until stopped. */
+export function kubectlStream(
+  kubeconfig: string,
+  args: string[],
+): { output: () => string; stop: () => Promise<void> } {
+  const child = spawn('kubectl', ['--kubeconfig', kubeconfig, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (out += d));
+  return {
+    output: () => out,
+    stop: () =>
+      new Promise((r) => {
+        if (child.exitCode !== null) return r();
+        child.on('exit', () => r());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+/** Polls fn until it returns a truthy value or timeoutMs passes. */
+export async function eventually<T>(
+  fn: () => Promise<T | undefined | false | null>,
+  timeoutMs = 20_000,
+  what = 'condition',
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+}
