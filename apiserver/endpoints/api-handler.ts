@@ -47,6 +47,7 @@ export class ResourceHandler {
     query: URLSearchParams,
     user: UserInfo,
     signal?: AbortSignal,
+    auditAnnotations: Record<string, string> = {},
   ): Scope {
     const served = this.registry.lookup(info.apiGroup, info.apiVersion, info.resource);
     if (!served) throw notFoundResource();
@@ -94,7 +95,7 @@ export class ResourceHandler {
       fieldManager,
       userAgent,
       warnings: [],
-      auditAnnotations: {},
+      auditAnnotations,
       now: () => new Date(),
       signal,
     };

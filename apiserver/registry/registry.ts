@@ -58,10 +58,18 @@ export interface ServedResource {
   /** A custom resource version's openAPIV3Schema (decoding prunes unknown fields with it). */
   customSchema?: Record<string, unknown>;
   subresources: Map<string, SubresourceDef>;
+  /** Create-only and stored nowhere. */
+  virtual?: VirtualResource;
+}
+
+/** A resource that only answers creates and stores nothing (SubjectAccessReview, TokenReview ...). */
+export interface VirtualResource {
+  create(ctx: RequestContext, body: any, served: ServedResource): Promise<any>;
 }
 
 /** Per-resource behaviour supplied by strategies/ (keyed "group/resource"). */
 export interface ResourceBehaviour {
+  virtual?: VirtualResource;
   strategy?: Strategy;
   /** Storage group/resource when it differs (events.k8s.io events live with core events). */
   storedAs?: { group: string; resource: string };

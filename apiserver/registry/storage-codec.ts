@@ -3,10 +3,7 @@
 // --storage-media-type, optionally through a transformer (encryption at rest).
 // Decoding sniffs the format, so a store written with another media type still reads.
 
-export interface ValueTransformer {
-  toStorage(data: Buffer, key: string): Buffer;
-  fromStorage(data: Buffer, key: string): Buffer;
-}
+import type { ValueTransformer } from '../storage/transformers';
 
 export interface ObjectCodec {
   encode(obj: any): Buffer;

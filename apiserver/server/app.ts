@@ -22,9 +22,8 @@ import { ResourceHandler } from '../endpoints/api-handler';
 import { makeWriteHooks } from '../endpoints/write-hooks';
 import { serveOpenAPI } from '../endpoints/openapi';
 import { OpenAPIService } from '../../shared/api/openapi';
-import { AdmissionChain } from '../auth/admission/types';
-import { NamespaceLifecycle } from '../auth/admission/namespace-lifecycle';
-import { AuthenticatorChain, X509Authenticator } from '../auth/authn/authenticator';
+import { buildSecurity } from '../auth';
+import { buildTransformer } from '../storage/transformers';
 import { APIServer } from './server';
 import { adminCredentials, defaultServingNames, localAddresses, setupServingTLS } from './tls';
 import {
@@ -114,7 +113,9 @@ export async function startAPIServer(values: FlagValues): Promise<RunningAPIServ
   const codec = new StorageCodec(
     values.storageMediaType === 'application/vnd.kubernetes.protobuf' ? protobufCodec : jsonCodec,
     protobufCodec,
+    await buildTransformer(values.encryptionProviderConfig),
   );
+  const security = await buildSecurity({ values, tls, storage, registry: () => registry });
   const registry: Registry = new Registry({
     storage,
     codec,
@@ -140,6 +141,7 @@ export async function startAPIServer(values: FlagValues): Promise<RunningAPIServ
           nodePortRange: values.serviceNodePortRange,
         }),
       ),
+      extra: security.behaviours,
     }),
     cacheCapacity: cacheSizes(values),
     deleteCollectionWorkers: values.deleteCollectionWorkers,
@@ -149,16 +151,12 @@ export async function startAPIServer(values: FlagValues): Promise<RunningAPIServ
   const handler = new ResourceHandler(registry, {
     maxBodyBytes: values.maxRequestBodyBytes,
     minRequestTimeoutSeconds: values.minRequestTimeout,
-    writeHooks: makeWriteHooks(new AdmissionChain([new NamespaceLifecycle(() => registry)])),
+    writeHooks: makeWriteHooks(security.admission),
     protobufSupported: (s) => protobufSupported(s.info.groupVersion, s.info.kind),
   });
   const openapi = new OpenAPIService(
     registry.all().map((s) => s.info),
     { version: VERSION.gitVersion },
-  );
-  const authenticator = new AuthenticatorChain(
-    tls.clientCaPem ? [new X509Authenticator()] : [],
-    values.anonymousAuth,
   );
   const server = new APIServer({
     bindAddress: values.bindAddress,
@@ -167,7 +165,7 @@ export async function startAPIServer(values: FlagValues): Promise<RunningAPIServ
     registry,
     storage,
     handler,
-    authenticator,
+    security,
     maxRequestsInflight: values.maxRequestsInflight,
     maxMutatingRequestsInflight: values.maxMutatingRequestsInflight,
     enablePriorityAndFairness: values.enablePriorityAndFairness,
@@ -187,6 +185,7 @@ export async function startAPIServer(values: FlagValues): Promise<RunningAPIServ
   let reconciler: KubernetesServiceReconciler | undefined;
   let identity: IdentityLease | undefined;
   server.addPostStartHook('start-apiserver-admission-initializer', async () => {});
+  for (const hook of security.postStartHooks) server.addPostStartHook(hook.name, hook.run);
   server.addPostStartHook('bootstrap-controller', async () => {
     await ensureSystemNamespaces(registry);
     reconciler = new KubernetesServiceReconciler({
@@ -238,6 +237,7 @@ export async function startAPIServer(values: FlagValues): Promise<RunningAPIServ
         identity?.stop();
         await reconciler?.stop();
       });
+      await security.stop();
       await storage.close();
     },
   };

@@ -10,9 +10,10 @@ import { parseRequestInfo, isLongRunning, isMutating, type RequestInfo } from '.
 import { ResourceHandler } from '../endpoints/api-handler';
 import { Discovery, wantsAggregated, AGGREGATED_V2, AGGREGATED_V2BETA1 } from '../endpoints/discovery';
 import { respondError } from '../endpoints/respond';
-import { AuthenticatorChain } from '../auth/authn/authenticator';
+import type { Security } from '../auth/types';
 import type { UserInfo } from '../registry/context';
 import { HealthEndpoint } from './health';
+import type { AuditHandle } from '../auth/types';
 import { send, sendJSON, type Req, type Res } from './http';
 import type { ServingTLS } from './tls';
 
@@ -25,7 +26,7 @@ export interface ServerOptions {
   registry: Registry;
   storage: Storage;
   handler: ResourceHandler;
-  authenticator: AuthenticatorChain;
+  security: Security;
   maxRequestsInflight: number;
   maxMutatingRequestsInflight: number;
   enablePriorityAndFairness: boolean;
@@ -117,6 +118,7 @@ export class APIServer {
         allowHTTP1: true,
         settings,
         ALPNProtocols: ['h2', 'http/1.1'],
+        ...(this.o.security.tlsOptions ?? {}),
       },
       (req, res) => this.track(this.handle(req, res)),
     );
@@ -158,7 +160,10 @@ export class APIServer {
     const method = req.method ?? 'GET';
     let slot: 'readonly' | 'mutating' | null = null;
     const abort = new AbortController();
+    const security = this.o.security;
+    let audit: AuditHandle | undefined;
     try {
+      if (security.httpFilter?.(req, res)) return;
       if (this.draining && this.o.shutdownSendRetryAfter && !isHealthPath(path)) {
         const err = tooManyRequests('The apiserver is shutting down, please try again later.', 5);
         respondError(res, err);
@@ -167,28 +172,28 @@ export class APIServer {
       if (this.o.goawayChance > 0 && req.httpVersionMajor === 2 && Math.random() < this.o.goawayChance) {
         (req as http2.Http2ServerRequest).stream.session?.goaway();
       }
-      const user = await this.o.authenticator.authenticate(req);
+      // Kubernetes' filter order: authentication, audit, impersonation, max-in-flight, authorization.
       const info = parseRequestInfo(method, path, query);
+      const authenticated = await security.authenticate(req);
+      audit = security.auditor?.begin(req, res, info);
+      const user = await security.impersonate(req, authenticated, info);
+      audit?.setUser(authenticated, user === authenticated ? undefined : user);
       const longRunning = isLongRunning(info, query);
       if (!longRunning) {
         slot = this.acquire(info);
         if (!slot) throw tooManyRequests('Too many requests, please try again later.', 1);
       }
+      await security.authorize(user, info, req);
       req.on('close', () => abort.abort());
-      if (longRunning) {
-        await this.route(req, res, path, query, info, user, abort.signal);
-      } else {
-        await this.withTimeout(
-          res,
-          abort,
-          this.route(req, res, path, query, info, user, abort.signal),
-          query,
-        );
-      }
+      const annotations = audit?.annotations ?? {};
+      const work = this.route(req, res, path, query, info, user, abort.signal, annotations);
+      if (longRunning) await work;
+      else await this.withTimeout(res, abort, work, query);
     } catch (err) {
       respondError(res, err);
     } finally {
       if (slot) this.inflight[slot]--;
+      audit?.end(res.statusCode);
     }
   }
 
@@ -242,9 +247,10 @@ export class APIServer {
     info: RequestInfo,
     user: UserInfo,
     signal: AbortSignal,
+    auditAnnotations: Record<string, string>,
   ): Promise<void> {
     if (info.isResourceRequest) {
-      const scope = this.o.handler.scope(req, res, info, query, user, signal);
+      const scope = this.o.handler.scope(req, res, info, query, user, signal, auditAnnotations);
       try {
         await this.o.handler.serve(scope);
       } catch (err) {

@@ -8,6 +8,12 @@ import type { Scope } from '../scope';
 export async function handleCreate(s: Scope): Promise<void> {
   if (s.sub) return createSubresource(s);
   const info = s.served.info;
+  if (s.served.virtual) {
+    const body = await readObject(s, { apiVersion: info.groupVersion, kind: info.kind });
+    checkNamespace(s, body);
+    respond(s, 201, encodeObject(s.rep, await s.served.virtual.create(s.ctx, body, s.served)));
+    return;
+  }
   const obj = await readObject(s, { apiVersion: info.groupVersion, kind: info.kind });
   checkNamespace(s, obj);
   const stored = await s.served.store.create(

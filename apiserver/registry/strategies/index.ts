@@ -3,7 +3,7 @@ import type { Registry, ResourceBehaviour } from '../registry';
 import { namespaceBehaviour } from './namespace';
 import { nodeBehaviour } from './node';
 import { eventBehaviour, eventsV1Behaviour } from './event';
-import { podBehaviour } from './pod';
+import { bind, podBehaviour } from './pod';
 import { scaleSubresource } from './scale';
 import { generateJobSelector } from '../../../shared/api/validation/batch';
 
@@ -13,6 +13,8 @@ export interface BehaviourOptions {
   registry: () => Registry;
   /** Services: ClusterIP and NodePort allocation (set by the server). */
   services?: ResourceBehaviour;
+  /** Behaviours from other parts of the server (security's review resources ...), by "group/resource". */
+  extra?: Record<string, ResourceBehaviour>;
 }
 
 const RECONCILED = { strategy: { allowCreateOnUpdate: true } };
@@ -23,6 +25,15 @@ export function behaviours(o: BehaviourOptions): (group: string, resource: strin
     '/nodes': nodeBehaviour,
     '/pods': podBehaviour(o.registry),
     '/events': eventBehaviour(o.eventTTLSeconds),
+    // The legacy POST .../bindings: the same as pods/<name>/binding.
+    '/bindings': {
+      virtual: {
+        create: async (ctx, binding) => {
+          const pods = o.registry().preferred('', 'pods')!;
+          return (await bind(ctx, binding.metadata?.name ?? '', binding, pods)).obj;
+        },
+      },
+    },
     'events.k8s.io/events': eventsV1Behaviour(o.eventTTLSeconds),
     '/endpoints': RECONCILED,
     '/limitranges': RECONCILED,
@@ -40,5 +51,14 @@ export function behaviours(o: BehaviourOptions): (group: string, resource: strin
     'batch/jobs': { strategy: { prepareForCreate: (job) => generateJobSelector(job, job.metadata.uid) } },
   };
   if (o.services) table['/services'] = o.services;
+  for (const [k, b] of Object.entries(o.extra ?? {})) {
+    const base = table[k] ?? {};
+    table[k] = {
+      ...base,
+      ...b,
+      strategy: { ...base.strategy, ...b.strategy },
+      subresources: { ...base.subresources, ...b.subresources },
+    };
+  }
   return (group, resource) => table[`${group}/${resource}`] ?? {};
 }

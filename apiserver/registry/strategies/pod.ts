@@ -93,7 +93,7 @@ export function podBehaviour(registry: () => Registry): ResourceBehaviour {
 }
 
 /** pods/binding: assign a node to an unbound pod (the scheduler's write). */
-async function bind(
+export async function bind(
   ctx: RequestContext,
   name: string,
   binding: any,

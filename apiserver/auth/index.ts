@@ -1,0 +1,31 @@
+// Composes the server's security bundle from its parts.
+import type { Security, SecurityDeps } from './types';
+import { buildAuthentication } from './authn';
+import { buildAuthorization } from './authz';
+import { buildAdmission } from './admission';
+import { buildAuditor } from './audit';
+import { buildTransport } from './transport';
+
+export type { Security, SecurityDeps } from './types';
+
+export async function buildSecurity(deps: SecurityDeps): Promise<Security> {
+  const authn = await buildAuthentication(deps);
+  const authz = await buildAuthorization(deps);
+  const admission = await buildAdmission(deps);
+  const auditor = await buildAuditor(deps);
+  const transport = await buildTransport(deps);
+  return {
+    authenticate: (req) => authn.authenticator.authenticate(req),
+    impersonate: authz.impersonate,
+    authorize: authz.authorize,
+    admission,
+    auditor,
+    ...transport,
+    routes: authn.routes,
+    behaviours: { ...authn.behaviours, ...authz.behaviours },
+    postStartHooks: [...authn.postStartHooks, ...authz.postStartHooks],
+    async stop() {
+      await auditor?.stop();
+    },
+  };
+}
