@@ -28,6 +28,8 @@ export interface ResourceHandlerOptions {
   writeHooks(s: Scope, w: WriteContext): WriteHooks;
   /** Whether Protobuf can encode the served resource. */
   protobufSupported(served: ServedResource): boolean;
+  /** Counts a request to a deprecated version (apiserver_requested_deprecated_apis). */
+  onDeprecatedRequest?(served: ServedResource, subresource: string): void;
 }
 
 const notFoundResource = () =>
@@ -99,6 +101,13 @@ export class ResourceHandler {
       now: () => new Date(),
       signal,
     };
+    if (served.deprecation) {
+      ctx.warnings.push(served.deprecation.warning);
+      ctx.auditAnnotations['k8s.io/deprecated'] = 'true';
+      if (served.deprecation.removedRelease)
+        ctx.auditAnnotations['k8s.io/removed-release'] = served.deprecation.removedRelease;
+      this.opts.onDeprecatedRequest?.(served, info.subresource);
+    }
     const readVerb = verb === 'watch' ? 'watch' : verb === 'list' ? 'list' : 'get';
     const decision = negotiateOutput(String(req.headers.accept ?? ''), {
       verb: readVerb,

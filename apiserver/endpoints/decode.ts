@@ -10,6 +10,7 @@ import {
   parseFieldValidation,
 } from '../../shared/api/field-validation';
 import { parseAPIVersion } from '../../shared/api/schema';
+import { featureGates } from '../../shared/options/feature-gates';
 import type { Scope } from './scope';
 
 export const BODY_MEDIA_TYPES = [
@@ -63,7 +64,10 @@ export async function readObject(
 ): Promise<any> {
   const mt = bodyMediaType(s);
   if (mt && !BODY_MEDIA_TYPES.includes(mt)) throw unsupportedMediaType(mt, BODY_MEDIA_TYPES);
-  const fieldValidation = parseFieldValidation(s.query.get('fieldValidation'), optionsKind);
+  // Without ServerSideFieldValidation the server decodes like Kubernetes 1.22: unknown fields are dropped silently.
+  const fieldValidation = featureGates.enabled('ServerSideFieldValidation')
+    ? parseFieldValidation(s.query.get('fieldValidation'), optionsKind)
+    : 'Ignore';
   const body = await readBody(s.req, s.maxBodyBytes);
   if (body.length === 0) throw badRequest('the body of the request was empty');
   const gvk = { ...parseAPIVersion(expected.apiVersion), kind: expected.kind };

@@ -5,6 +5,8 @@ import { StatusError, internalError } from '../../shared/api/status';
 import { encodeStatus, JSON_REP, type Representation } from './encoding';
 import type { Scope } from './scope';
 import { logger } from '../../shared/log';
+import { gzipSync } from 'node:zlib';
+import { featureGates } from '../../shared/options/feature-gates';
 
 const log = logger('endpoints');
 
@@ -15,13 +17,32 @@ export function warningHeaders(warnings: string[]): Record<string, string[]> {
   return { warning: uniq.map((w) => `299 - ${JSON.stringify(w)}`) };
 }
 
+// Kubernetes gzips responses from this size on (APIResponseCompression), at speed level 1.
+const GZIP_THRESHOLD = 128 * 1024;
+
 export function respond(
   s: Scope,
   code: number,
   body: Buffer,
   headers: Record<string, string | string[]> = {},
 ): void {
-  send(s.res, code, s.rep.mediaType, body, { ...warningHeaders(s.ctx.warnings), ...headers });
+  const out: Record<string, string | string[]> = { ...warningHeaders(s.ctx.warnings), ...headers };
+  if (body.length >= GZIP_THRESHOLD && acceptsGzip(s) && featureGates.enabled('APIResponseCompression')) {
+    body = gzipSync(body, { level: 1 });
+    out['content-encoding'] = 'gzip';
+    out.vary = 'Accept-Encoding';
+  }
+  send(s.res, code, s.rep.mediaType, body, out);
+}
+
+function acceptsGzip(s: Scope): boolean {
+  const ae = s.req.headers['accept-encoding'];
+  if (typeof ae !== 'string') return false;
+  return ae.split(',').some((part) => {
+    const [coding, ...params] = part.split(';').map((x) => x.trim().toLowerCase());
+    const q = params.find((p) => p.startsWith('q='));
+    return (coding === 'gzip' || coding === '*') && (q === undefined || Number(q.slice(2)) > 0);
+  });
 }
 
 /** Turns any error into a Status response. Unknown errors are 500s and are logged. */

@@ -42,6 +42,8 @@ export function makeWriteHooks(admission: AdmissionChain) {
       oldObject: old ? s.served.fromStorage(old) : null,
       dryRun: s.ctx.dryRun,
       user: s.ctx.user,
+      warnings: s.ctx.warnings,
+      auditAnnotations: s.ctx.auditAnnotations,
     });
     return {
       async mutate(obj, old) {

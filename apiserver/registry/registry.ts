@@ -60,6 +60,8 @@ export interface ServedResource {
   subresources: Map<string, SubresourceDef>;
   /** Create-only and stored nowhere. */
   virtual?: VirtualResource;
+  /** Requests to this version get a Warning header and are counted (SPEC.md Versioning, facts 2). */
+  deprecation?: { warning: string; removedRelease: string };
 }
 
 /** A resource that only answers creates and stores nothing (SubjectAccessReview, TokenReview ...). */
@@ -183,7 +185,9 @@ export class Registry {
         ...extra,
       });
     }
+    const deprecation = deprecationOf(info);
     this.served.set(gvrKey(info.group, info.version, info.resource), {
+      ...(deprecation ? { deprecation } : {}),
       info,
       store,
       ...conv,
@@ -210,6 +214,33 @@ export class Registry {
   stop(): void {
     for (const s of this.stores) s.cacher?.stop();
   }
+}
+
+// Why a built-in version is deprecated, in kube-apiserver's words, where the facts mark it.
+const DEPRECATED_SINCE: Record<string, string> = {
+  '/v1/ComponentStatus': 'v1 ComponentStatus is deprecated in v1.19+',
+  '/v1/Endpoints': 'v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice',
+};
+
+/** Deprecated: marked so in the facts, or a beta/alpha version of a resource that has a GA version. */
+function deprecationOf(info: APIResourceInfo): ServedResource['deprecation'] {
+  if (info.deprecated) {
+    return {
+      warning:
+        DEPRECATED_SINCE[`${info.group}/${info.version}/${info.kind}`] ??
+        `${info.groupVersion} ${info.kind} is deprecated`,
+      removedRelease: '',
+    };
+  }
+  if (info.stage === 'ga') return undefined;
+  const ga = builtinResources().find(
+    (r) => r.group === info.group && r.resource === info.resource && r.stage === 'ga',
+  );
+  if (!ga) return undefined;
+  return {
+    warning: `${info.groupVersion} ${info.kind} is deprecated; use ${ga.groupVersion} ${ga.kind}`,
+    removedRelease: '',
+  };
 }
 
 function identityConversion(apiVersion: string, kind: string, storageVersion: string, storageKind: string) {

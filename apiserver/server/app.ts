@@ -5,6 +5,7 @@ import { mkdirSync } from 'node:fs';
 import { logger } from '../../shared/log';
 import type { FlagValues } from '../../shared/options/flags';
 import { parseRuntimeConfig } from '../../shared/options/runtime-config';
+import { featureGates } from '../../shared/options/feature-gates';
 import { builtinResources } from '../../shared/api/catalog';
 import { writeKubeconfig } from '../../shared/client/kubeconfig';
 import { openStorage } from '../storage/open';
@@ -33,6 +34,8 @@ import {
   KubernetesServiceReconciler,
 } from './bootstrap';
 import { firstServiceIP } from './service-ip';
+import { APIServerMetrics } from './metrics';
+import { checkShowHiddenVersion } from '../../shared/metrics/registry';
 
 const log = logger('apiserver');
 
@@ -70,6 +73,8 @@ function cacheSizes(values: FlagValues): (group: string, resource: string) => nu
 }
 
 export async function startAPIServer(values: FlagValues): Promise<RunningAPIServer> {
+  featureGates.set(values.featureGates);
+  for (const w of featureGates.warnings) log.warn(w);
   const knownGVs = new Set(builtinResources().map((r) => `${r.group}/${r.version}`));
   const runtimeConfig = parseRuntimeConfig(values.runtimeConfig, knownGVs);
   for (const w of runtimeConfig.warnings) log.warn(w);
@@ -148,7 +153,24 @@ export async function startAPIServer(values: FlagValues): Promise<RunningAPIServ
     enableGarbageCollector: values.enableGarbageCollector,
   });
 
+  const currentVersion = `${VERSION.major}.${VERSION.minor}`;
+  checkShowHiddenVersion(values.showHiddenMetricsForVersion, currentVersion);
+  const metrics = new APIServerMetrics(currentVersion, {
+    showHiddenFor: values.showHiddenMetricsForVersion,
+    disabled: values.disabledMetrics,
+  });
   const handler = new ResourceHandler(registry, {
+    onDeprecatedRequest: (s, subresource) =>
+      metrics.deprecatedAPIs.set(
+        {
+          group: s.info.group,
+          version: s.info.version,
+          resource: s.info.resource,
+          subresource,
+          removed_release: s.deprecation?.removedRelease ?? '',
+        },
+        1,
+      ),
     maxBodyBytes: values.maxRequestBodyBytes,
     minRequestTimeoutSeconds: values.minRequestTimeout,
     writeHooks: makeWriteHooks(security.admission),
@@ -168,7 +190,8 @@ export async function startAPIServer(values: FlagValues): Promise<RunningAPIServ
     security,
     maxRequestsInflight: values.maxRequestsInflight,
     maxMutatingRequestsInflight: values.maxMutatingRequestsInflight,
-    enablePriorityAndFairness: values.enablePriorityAndFairness,
+    enablePriorityAndFairness:
+      values.enablePriorityAndFairness && featureGates.enabled('APIPriorityAndFairness'),
     requestTimeoutMs: values.requestTimeout,
     shutdownDelayMs: values.shutdownDelayDuration,
     shutdownSendRetryAfter: values.shutdownSendRetryAfter,
@@ -177,6 +200,7 @@ export async function startAPIServer(values: FlagValues): Promise<RunningAPIServ
     http2MaxStreamsPerConnection: values.http2MaxStreamsPerConnection,
     etcdHealthcheckTimeoutMs: values.etcdHealthcheckTimeout,
     version: VERSION,
+    metrics,
     extraRoutes: [
       async (req, res, path, query) => req.method === 'GET' && serveOpenAPI(openapi, req, res, path, query),
     ],
@@ -214,6 +238,13 @@ export async function startAPIServer(values: FlagValues): Promise<RunningAPIServ
   });
 
   const port = await server.listen();
+  metrics.startPolling(
+    storage,
+    registry,
+    values.etcdCountMetricPollPeriod,
+    values.etcdDbMetricPollInterval,
+    backend === 'etcd3' ? etcdServers.join(',') : values.dataDir,
+  );
   if (values.writeKubeconfig) {
     const admin = await adminCredentials(tls, values.certDir);
     const host =
@@ -237,6 +268,7 @@ export async function startAPIServer(values: FlagValues): Promise<RunningAPIServ
         identity?.stop();
         await reconciler?.stop();
       });
+      metrics.stop();
       await security.stop();
       await storage.close();
     },

@@ -14,6 +14,8 @@ import type { Security } from '../auth/types';
 import type { UserInfo } from '../registry/context';
 import { HealthEndpoint } from './health';
 import type { AuditHandle } from '../auth/types';
+import type { APIServerMetrics } from './metrics';
+import { METRICS_CONTENT_TYPE } from '../../shared/metrics/registry';
 import { send, sendJSON, type Req, type Res } from './http';
 import type { ServingTLS } from './tls';
 
@@ -46,6 +48,7 @@ export interface ServerOptions {
     user: UserInfo,
   ) => Promise<boolean>)[];
   version: Record<string, string>;
+  metrics?: APIServerMetrics;
 }
 
 interface Hook {
@@ -162,6 +165,9 @@ export class APIServer {
     const abort = new AbortController();
     const security = this.o.security;
     let audit: AuditHandle | undefined;
+    const started = process.hrtime.bigint();
+    let info: RequestInfo | undefined;
+    let longRunningLabels: Record<string, string> | undefined;
     try {
       if (security.httpFilter?.(req, res)) return;
       if (this.draining && this.o.shutdownSendRetryAfter && !isHealthPath(path)) {
@@ -173,7 +179,7 @@ export class APIServer {
         (req as http2.Http2ServerRequest).stream.session?.goaway();
       }
       // Kubernetes' filter order: authentication, audit, impersonation, max-in-flight, authorization.
-      const info = parseRequestInfo(method, path, query);
+      info = parseRequestInfo(method, path, query);
       const authenticated = await security.authenticate(req);
       audit = security.auditor?.begin(req, res, info);
       const user = await security.impersonate(req, authenticated, info);
@@ -184,6 +190,10 @@ export class APIServer {
         if (!slot) throw tooManyRequests('Too many requests, please try again later.', 1);
       }
       await security.authorize(user, info, req);
+      if (longRunning && this.o.metrics) {
+        longRunningLabels = this.o.metrics.longRunningLabels(method, info);
+        this.o.metrics.longRunning.inc(longRunningLabels);
+      }
       req.on('close', () => abort.abort());
       const annotations = audit?.annotations ?? {};
       const work = this.route(req, res, path, query, info, user, abort.signal, annotations);
@@ -192,8 +202,14 @@ export class APIServer {
     } catch (err) {
       respondError(res, err);
     } finally {
-      if (slot) this.inflight[slot]--;
+      if (slot) this.release(slot);
       audit?.end(res.statusCode);
+      const m = this.o.metrics;
+      if (m && info) {
+        if (longRunningLabels) m.longRunning.dec(longRunningLabels);
+        const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+        m.observe(method, info, req.headers['content-type'], query.has('dryRun'), res.statusCode, seconds);
+      }
     }
   }
 
@@ -208,7 +224,16 @@ export class APIServer {
       return null;
     const slot = mutating ? 'mutating' : 'readonly';
     this.inflight[slot]++;
+    this.o.metrics?.inflight.set({ request_kind: mutating ? 'mutating' : 'readOnly' }, this.inflight[slot]);
     return slot;
+  }
+
+  private release(slot: 'readonly' | 'mutating'): void {
+    this.inflight[slot]--;
+    this.o.metrics?.inflight.set(
+      { request_kind: slot === 'mutating' ? 'mutating' : 'readOnly' },
+      this.inflight[slot],
+    );
   }
 
   private async withTimeout(
@@ -272,6 +297,8 @@ export class APIServer {
     }
     const p = path.replace(/\/+$/, '') || '/';
     if (p === '/version') return sendJSON(res, 200, this.o.version);
+    if (p === '/metrics' && this.o.metrics)
+      return send(res, 200, METRICS_CONTENT_TYPE, this.o.metrics.registry.expose());
     const accept = String(req.headers.accept ?? '');
     if (p === '/api' || p === '/apis') {
       const agg = wantsAggregated(accept);

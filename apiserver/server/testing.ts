@@ -7,6 +7,7 @@ import { defaultFlagValues } from '../../shared/options/defaults';
 import type { FlagValues } from '../../shared/options/flags';
 import { loadKubeconfig, type ClientConfig } from '../../shared/client/kubeconfig';
 import { setSilent } from '../../shared/log';
+import { featureGates } from '../../shared/options/feature-gates';
 import { apiserverFlags } from './options';
 import { Agent, request } from 'undici';
 import { startAPIServer, type RunningAPIServer } from './app';
@@ -43,6 +44,7 @@ export async function startTestAPIServer(overrides: FlagValues = {}): Promise<Te
     running,
     async stop() {
       await running.stop();
+      featureGates.reset();
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -358,10 +358,20 @@ describe('decodeBody: what Kubernetes stores', () => {
   });
 
   it('decodeObject works on an already parsed object (after a patch)', () => {
-    const obj = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', foo: 1 } };
-    assert.deepEqual(decodeObject(obj, POD, 'Warn'), ['unknown field "metadata.foo"']);
+    const obj = () => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'p', foo: 1 } as Record<string, unknown>,
+    });
+    const warned = obj();
+    assert.deepEqual(decodeObject(warned, POD, 'Warn'), ['unknown field "metadata.foo"']);
+    assert.equal(
+      warned.metadata.foo,
+      undefined,
+      'unknown fields are dropped, as decoding into the kind does',
+    );
     assert.throws(
-      () => decodeObject(obj, POD, 'Strict'),
+      () => decodeObject(obj(), POD, 'Strict'),
       /strict decoding error: unknown field "metadata.foo"/,
     );
   });

@@ -2,6 +2,7 @@
 // or v3 path items. kubectl reads mostly definitions, but `apply
 // --validate=strict` checks that each kind's PATCH operation lists the
 // fieldValidation query parameter in its v3 document, so paths matter.
+import { featureGates } from '../options/feature-gates';
 import type { GroupVersionKind, ResourceFacts } from './schema-types';
 import { META } from './openapi-schema';
 
@@ -21,12 +22,16 @@ const LIST: QueryParam[] = [
   ['timeoutSeconds', 'integer'],
   ['watch', 'boolean'],
 ];
-const WRITE: QueryParam[] = [
+const WRITE_ALL: QueryParam[] = [
   ['dryRun', 'string'],
   ['fieldManager', 'string'],
   ['fieldValidation', 'string'],
 ];
-const PATCH: QueryParam[] = [...WRITE, ['force', 'boolean']];
+// fieldValidation is advertised only while the server honours it (ServerSideFieldValidation):
+// kubectl validates on the client side otherwise.
+const WRITE_NO_FV = WRITE_ALL.filter(([n]) => n !== 'fieldValidation');
+const writeParams = () => (featureGates.enabled('ServerSideFieldValidation') ? WRITE_ALL : WRITE_NO_FV);
+const patchParams = (): QueryParam[] => [...writeParams(), ['force', 'boolean']];
 const DELETE: QueryParam[] = [
   ['dryRun', 'string'],
   ['gracePeriodSeconds', 'integer'],
@@ -204,7 +209,7 @@ export function resourcePaths(
           operationId: `create${G}${ns}${r.kind}`,
           description: `Creates a ${r.kind}.`,
           gvk,
-          query: WRITE,
+          query: writeParams(),
           body: def,
           bodyRequired: true,
           response: def,
@@ -252,7 +257,7 @@ export function resourcePaths(
           operationId: `replace${G}${ns}${r.kind}`,
           description: `Replaces a ${r.kind}.`,
           gvk,
-          query: WRITE,
+          query: writeParams(),
           body: def,
           bodyRequired: true,
           response: def,
@@ -268,7 +273,7 @@ export function resourcePaths(
           operationId: `patch${G}${ns}${r.kind}`,
           description: `Partially updates a ${r.kind}.`,
           gvk,
-          query: PATCH,
+          query: patchParams(),
           body: `${META}.Patch`,
           bodyRequired: true,
           response: def,
@@ -368,7 +373,13 @@ export function resourcePaths(
               description: `${cap(verbWord)}s ${s.name} of a ${r.kind}.`,
               gvk: sgvk,
               query:
-                method === 'patch' ? PATCH : method === 'get' ? [] : method === 'delete' ? DELETE : WRITE,
+                method === 'patch'
+                  ? patchParams()
+                  : method === 'get'
+                    ? []
+                    : method === 'delete'
+                      ? DELETE
+                      : writeParams(),
               body: method === 'patch' ? `${META}.Patch` : method === 'get' ? undefined : sdef,
               bodyRequired: method !== 'get' && method !== 'delete',
               response,

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { featureGates } from '../options/feature-gates';
 import { builtinResources } from './catalog';
 import {
   buildOpenAPIV2,
@@ -46,6 +47,10 @@ function supportsFieldValidation(
 }
 
 describe('openapi v2', () => {
+  // The documents advertise fieldValidation only while ServerSideFieldValidation is on.
+  before(() => featureGates.set({ ServerSideFieldValidation: 'true' }));
+  after(() => featureGates.reset());
+
   const resources = builtinResources();
   const doc = buildOpenAPIV2(resources);
 
@@ -179,6 +184,9 @@ describe('openapi v2', () => {
 });
 
 describe('openapi v3', () => {
+  before(() => featureGates.set({ ServerSideFieldValidation: 'true' }));
+  after(() => featureGates.reset());
+
   const resources = builtinResources();
   const gvs = [...new Set(resources.map((r) => formatAPIVersion(r.group, r.version)))];
 
@@ -250,6 +258,9 @@ describe('openapi v3', () => {
 });
 
 describe('openapi service: lazy, memoised, invalidated by custom resources', () => {
+  before(() => featureGates.set({ ServerSideFieldValidation: 'true' }));
+  after(() => featureGates.reset());
+
   const crd: ResourceFacts = {
     group: 'stable.example.com',
     version: 'v1',
@@ -335,5 +346,21 @@ describe('openapi service: lazy, memoised, invalidated by custom resources', () 
   it('unresolved references in extra schemas fail loudly', () => {
     const bad = { 'x.Y': { type: 'object', properties: { a: { $ref: '#/definitions/x.Missing' } } } };
     assert.throws(() => buildOpenAPIV2([], bad), /x\.Missing/);
+  });
+});
+
+describe('openapi and the ServerSideFieldValidation gate', () => {
+  after(() => featureGates.reset());
+  it('advertises fieldValidation only while the gate is on', () => {
+    const patchOf = () => {
+      const doc = buildOpenAPIV3('api/v1', builtinResources()) as Schema;
+      return (doc.paths['/api/v1/namespaces/{namespace}/configmaps/{name}'].patch.parameters as Schema[]).map(
+        (p) => p.name,
+      );
+    };
+    featureGates.reset();
+    assert.ok(!patchOf().includes('fieldValidation'));
+    featureGates.set({ ServerSideFieldValidation: 'true' });
+    assert.ok(patchOf().includes('fieldValidation'));
   });
 });

@@ -252,7 +252,9 @@ export function checkFields(
           const p = path ? `${path}.${k}` : k;
           const f = fields.get(k);
           if (!f) {
+            // Decoding into the kind drops what it does not know, whatever the directive.
             if (opts.collectUnknown) note(`unknown field "${p}"`);
+            delete o[k];
             continue;
           }
           if (opts.duplicates?.has(p)) note(`duplicate field "${p}"`);

@@ -19,6 +19,10 @@ export interface AdmissionAttributes {
   oldObject: any | null;
   dryRun: boolean;
   user: UserInfo;
+  /** The request's Warning header texts (PodSecurity warn, webhook warnings). */
+  warnings?: string[];
+  /** The request's audit annotations (PodSecurity audit, webhook annotations). */
+  auditAnnotations?: Record<string, string>;
 }
 
 export interface AdmissionPlugin {
@@ -29,14 +33,21 @@ export interface AdmissionPlugin {
   validate?(a: AdmissionAttributes): Promise<void> | void;
 }
 
+/** A PUT that creates is a CREATE to admission, as in Kubernetes. */
+function normalize(a: AdmissionAttributes): void {
+  if (a.operation === 'UPDATE' && !a.oldObject) a.operation = 'CREATE';
+}
+
 export class AdmissionChain {
   constructor(readonly plugins: AdmissionPlugin[]) {}
 
   async admit(a: AdmissionAttributes): Promise<void> {
+    normalize(a);
     for (const p of this.plugins) if (p.admit) await p.admit(a);
   }
 
   async validate(a: AdmissionAttributes): Promise<void> {
+    normalize(a);
     for (const p of this.plugins) if (p.validate) await p.validate(a);
   }
 

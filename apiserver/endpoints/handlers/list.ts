@@ -4,18 +4,21 @@ import type { ListOptions } from '../../registry/reads';
 import { encodeList } from '../encoding';
 import { respond } from '../respond';
 import { queryInt, type Scope } from '../scope';
+import { featureGates } from '../../../shared/options/feature-gates';
 
 export function listOptions(q: URLSearchParams): ListOptions {
   const limit = queryInt(q, 'limit');
   if (limit !== undefined && (Number.isNaN(limit) || limit < 0))
     throw badRequest(`limit: Invalid value: "${q.get('limit')}": must be a non-negative integer`);
+  // Without APIListChunking, limit and continue are ignored: the whole list comes back.
+  const chunking = featureGates.enabled('APIListChunking');
   return {
     labelSelector: q.get('labelSelector') ?? undefined,
     fieldSelector: q.get('fieldSelector') ?? undefined,
     resourceVersion: q.get('resourceVersion') ?? undefined,
     resourceVersionMatch: q.get('resourceVersionMatch') ?? undefined,
-    limit,
-    continue: q.get('continue') || undefined,
+    limit: chunking ? limit : undefined,
+    continue: chunking ? q.get('continue') || undefined : undefined,
   };
 }
 
@@ -25,6 +28,8 @@ export async function handleList(s: Scope): Promise<void> {
     resourceVersion: String(result.rv),
     continue: result.continue,
   };
-  if (result.remainingItemCount !== undefined) meta.remainingItemCount = result.remainingItemCount;
+  if (result.remainingItemCount !== undefined && featureGates.enabled('RemainingItemCount')) {
+    meta.remainingItemCount = result.remainingItemCount;
+  }
   respond(s, 200, encodeList(s.rep, s.served, meta, result.items));
 }

@@ -6,6 +6,7 @@ import { eventBehaviour, eventsV1Behaviour } from './event';
 import { bind, podBehaviour } from './pod';
 import { scaleSubresource } from './scale';
 import { generateJobSelector } from '../../../shared/api/validation/batch';
+import { hpaV1ToV2, hpaV2ToV1 } from './hpa-conversion';
 
 export interface BehaviourOptions {
   eventTTLSeconds: number;
@@ -47,6 +48,10 @@ export function behaviours(o: BehaviourOptions): (group: string, resource: strin
     'apps/deployments': { subresources: { scale: { custom: scaleSubresource() } } },
     'apps/replicasets': { subresources: { scale: { custom: scaleSubresource() } } },
     'apps/statefulsets': { subresources: { scale: { custom: scaleSubresource() } } },
+    // Stored as autoscaling/v2; autoscaling/v1 is a lossless view.
+    'autoscaling/horizontalpodautoscalers': {
+      conversions: { 'autoscaling/v1': { toStorage: hpaV1ToV2, fromStorage: hpaV2ToV1 } },
+    },
     // Jobs get a selector on their own uid unless the user asked to choose one.
     'batch/jobs': { strategy: { prepareForCreate: (job) => generateJobSelector(job, job.metadata.uid) } },
   };

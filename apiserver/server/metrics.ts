@@ -1,0 +1,182 @@
+// The apiserver's /metrics: request counts and latencies, in-flight and
+// long-running requests, watchers, stored object counts and database size
+// (polled at --etcd-count-metric-poll-period and --etcd-db-metric-poll-interval),
+// and requests to deprecated APIs.
+import { MetricsRegistry, type Counter, type Gauge, type Histogram } from '../../shared/metrics/registry';
+import { processMetrics } from '../../shared/metrics/process';
+import type { RequestInfo } from '../endpoints/request-info';
+import type { Storage } from '../storage/interface';
+import type { Registry } from '../registry/registry';
+import { keyPrefix } from '../registry/resource';
+import { logger } from '../../shared/log';
+
+const log = logger('metrics');
+
+/** The verb label Kubernetes reports: GET/LIST/WATCH/POST/PUT/PATCH/APPLY/DELETE/CONNECT. */
+export function metricVerb(method: string, info: RequestInfo, contentType: string | undefined): string {
+  if (!info.isResourceRequest) return method.toUpperCase();
+  switch (info.verb) {
+    case 'list':
+      return 'LIST';
+    case 'watch':
+      return 'WATCH';
+    case 'get':
+      return 'GET';
+    case 'patch':
+      return (contentType ?? '').startsWith('application/apply-patch') ? 'APPLY' : 'PATCH';
+    default:
+      return method.toUpperCase();
+  }
+}
+
+export function metricScope(info: RequestInfo): string {
+  if (!info.isResourceRequest) return '';
+  if (info.name) return 'resource';
+  if (info.namespace) return 'namespace';
+  return 'cluster';
+}
+
+export class APIServerMetrics {
+  readonly registry: MetricsRegistry;
+  readonly requests: Counter;
+  readonly durations: Histogram;
+  readonly inflight: Gauge;
+  readonly longRunning: Gauge;
+  readonly storageObjects: Gauge;
+  readonly dbSize: Gauge;
+  readonly storageSize: Gauge;
+  readonly deprecatedAPIs: Gauge;
+  private timers: NodeJS.Timeout[] = [];
+
+  constructor(currentVersion: string, opts: { showHiddenFor?: string; disabled?: string[] } = {}) {
+    this.registry = new MetricsRegistry({ currentVersion, ...opts });
+    const requestLabels = [
+      'verb',
+      'dry_run',
+      'group',
+      'version',
+      'resource',
+      'subresource',
+      'scope',
+      'component',
+    ];
+    this.requests = this.registry.counter({
+      name: 'apiserver_request_total',
+      help: 'Requests served, by verb, dry-run, group, version, resource, scope, component and HTTP code.',
+      labels: [...requestLabels, 'code'],
+      stability: 'STABLE',
+    });
+    this.durations = this.registry.histogram({
+      name: 'apiserver_request_duration_seconds',
+      help: 'Response latency in seconds, by verb, dry-run, group, version, resource, subresource, scope and component.',
+      labels: requestLabels,
+      stability: 'STABLE',
+    });
+    this.inflight = this.registry.gauge({
+      name: 'apiserver_current_inflight_requests',
+      help: 'Requests being served now, by kind (readOnly or mutating).',
+      labels: ['request_kind'],
+      stability: 'STABLE',
+    });
+    this.longRunning = this.registry.gauge({
+      name: 'apiserver_longrunning_requests',
+      help: 'Long-running requests (watches, proxies, log follows) open now.',
+      labels: ['verb', 'group', 'version', 'resource', 'subresource', 'scope', 'component'],
+      stability: 'STABLE',
+    });
+    this.storageObjects = this.registry.gauge({
+      name: 'apiserver_storage_objects',
+      help: 'Objects stored, by resource, as last counted.',
+      labels: ['resource'],
+      stability: 'STABLE',
+    });
+    this.dbSize = this.registry.gauge({
+      name: 'apiserver_storage_db_total_size_in_bytes',
+      help: 'Size of the storage database file in bytes, as last measured.',
+      labels: ['endpoint'],
+    });
+    this.storageSize = this.registry.gauge({
+      name: 'apiserver_storage_size_bytes',
+      help: 'Size of the storage database in bytes, by storage cluster.',
+      labels: ['storage_cluster_id'],
+      stability: 'STABLE',
+    });
+    this.deprecatedAPIs = this.registry.gauge({
+      name: 'apiserver_requested_deprecated_apis',
+      help: 'Deprecated APIs that have been requested, by group, version, resource, subresource and release of removal.',
+      labels: ['group', 'version', 'resource', 'subresource', 'removed_release'],
+      stability: 'STABLE',
+    });
+    processMetrics(this.registry);
+  }
+
+  observe(
+    method: string,
+    info: RequestInfo,
+    contentType: string | undefined,
+    dryRun: boolean,
+    code: number,
+    seconds: number,
+  ): void {
+    const labels = {
+      verb: metricVerb(method, info, contentType),
+      dry_run: dryRun ? 'All' : '',
+      group: info.apiGroup,
+      version: info.apiVersion,
+      resource: info.resource,
+      subresource: info.subresource,
+      scope: metricScope(info),
+      component: 'apiserver',
+    };
+    this.requests.inc({ ...labels, code: String(code) });
+    this.durations.observe(labels, seconds);
+  }
+
+  longRunningLabels(method: string, info: RequestInfo): Record<string, string> {
+    return {
+      verb: metricVerb(method, info, undefined),
+      group: info.apiGroup,
+      version: info.apiVersion,
+      resource: info.resource,
+      subresource: info.subresource,
+      scope: metricScope(info),
+      component: 'apiserver',
+    };
+  }
+
+  /** Starts the pollers of stored object counts and database size. */
+  startPolling(
+    storage: Storage,
+    registry: Registry,
+    countPeriodMs: number,
+    dbPeriodMs: number,
+    endpoint: string,
+  ): void {
+    if (countPeriodMs > 0) {
+      const count = async () => {
+        for (const store of registry.stores) {
+          const n = await storage.count(keyPrefix(store.res)).catch(() => -1);
+          const r = store.res;
+          this.storageObjects.set({ resource: r.group ? `${r.resource}.${r.group}` : r.resource }, n);
+        }
+      };
+      void count().catch((err) => log.warn('counting stored objects failed', { err: String(err) }));
+      this.timers.push(setInterval(() => void count().catch(() => undefined), countPeriodMs));
+    }
+    if (dbPeriodMs > 0) {
+      const size = async () => {
+        const n = await storage.dbSize();
+        this.dbSize.set({ endpoint }, n);
+        this.storageSize.set({ storage_cluster_id: endpoint }, n);
+      };
+      void size().catch(() => undefined);
+      this.timers.push(setInterval(() => void size().catch(() => undefined), dbPeriodMs));
+    }
+    for (const t of this.timers) t.unref();
+  }
+
+  stop(): void {
+    for (const t of this.timers) clearInterval(t);
+    this.timers = [];
+  }
+}

@@ -1,0 +1,27 @@
+// The process metrics every component exposes (resident memory, CPU, start time, open handles).
+import type { MetricsRegistry } from './registry';
+
+export function processMetrics(registry: MetricsRegistry): void {
+  const start = Date.now() / 1000 - process.uptime();
+  const rss = registry.gauge({
+    name: 'process_resident_memory_bytes',
+    help: 'Resident memory size in bytes.',
+  });
+  const heap = registry.gauge({ name: 'nodejs_heap_used_bytes', help: 'V8 heap in use, in bytes.' });
+  const cpu = registry.gauge({
+    name: 'process_cpu_seconds_total',
+    help: 'User and system CPU time spent, in seconds.',
+  });
+  const started = registry.gauge({
+    name: 'process_start_time_seconds',
+    help: 'Start time of the process since the Unix epoch, in seconds.',
+  });
+  started.set(undefined, start);
+  registry.addCollector(() => {
+    const m = process.memoryUsage();
+    rss.set(undefined, m.rss);
+    heap.set(undefined, m.heapUsed);
+    const c = process.cpuUsage();
+    cpu.set(undefined, (c.user + c.system) / 1e6);
+  });
+}
