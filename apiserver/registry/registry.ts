@@ -107,6 +107,7 @@ const gvrKey = (group: string, version: string, resource: string) => `${group}/$
 
 export class Registry {
   private readonly served = new Map<string, ServedResource>();
+  private readonly preferredMemo = new Map<string, ServedResource | null>();
   readonly stores: GenericStore[] = [];
 
   constructor(private readonly opts: RegistryOptions) {
@@ -186,6 +187,7 @@ export class Registry {
       });
     }
     const deprecation = deprecationOf(info);
+    this.preferredMemo.clear();
     this.served.set(gvrKey(info.group, info.version, info.resource), {
       ...(deprecation ? { deprecation } : {}),
       info,
@@ -207,8 +209,15 @@ export class Registry {
 
   /** The served resource of a storage group/resource in its preferred version (for internal use). */
   preferred(group: string, resource: string): ServedResource | undefined {
-    const candidates = this.all().filter((s) => s.info.group === group && s.info.resource === resource);
-    return candidates.sort((a, b) => compareVersions(a.info.version, b.info.version))[0];
+    // Admission and strategies ask on every write: answer from a memo, rebuilt when resources change.
+    const k = `${group}/${resource}`;
+    let p = this.preferredMemo.get(k);
+    if (p === undefined) {
+      const candidates = this.all().filter((s) => s.info.group === group && s.info.resource === resource);
+      p = candidates.sort((a, b) => compareVersions(a.info.version, b.info.version))[0] ?? null;
+      this.preferredMemo.set(k, p);
+    }
+    return p ?? undefined;
   }
 
   stop(): void {
