@@ -51,6 +51,8 @@ describe('kubectl against the apiserver', function () {
       this.skip();
     }
     srv = await startAPIServerProcess();
+    // What the controller manager's serviceaccount controller does in a full cluster.
+    await ok('create', 'serviceaccount', 'default');
   });
   after(async () => {
     await srv?.cleanup();

@@ -10,6 +10,7 @@ import { invalid as invalidField } from '../../shared/api/field-errors';
 import { badRequest, invalid, internalError } from '../../shared/api/status';
 import { definitionOf, parseAPIVersion } from '../../shared/api/schema';
 import { parse as parseYAML } from 'yaml';
+import { checkYAMLDepth } from '../../shared/codec/yaml-depth';
 import { applyJSONPatch } from './json-patch';
 import { isObject, jsonClone, type JSONObject } from './json-util';
 import { mergeInto, parseMergePatch } from './merge-patch';
@@ -84,6 +85,7 @@ export function parseApplyBody(body: string | Uint8Array | unknown): KubeObject 
   }
   if (v === undefined) {
     try {
+      checkYAMLDepth(text);
       v = parseYAML(text, {
         version: '1.1',
         uniqueKeys: false,

@@ -26,6 +26,8 @@ export async function buildSecurity(deps: SecurityDeps): Promise<Security> {
     postStartHooks: [...authn.postStartHooks, ...authz.postStartHooks],
     async stop() {
       await auditor?.stop();
+      await authz.stop?.();
+      await authn.stop?.();
     },
   };
 }

@@ -44,7 +44,8 @@ export interface AuditHandle {
 }
 
 export interface Auditor {
-  begin(req: Req, res: Res, info: RequestInfo): AuditHandle;
+  /** user: the authenticated user (the policy matches on it, before impersonation). */
+  begin(req: Req, res: Res, info: RequestInfo, user?: UserInfo): AuditHandle;
   stop(): Promise<void>;
 }
 

@@ -19,6 +19,7 @@ import { handleCreate } from './handlers/create';
 import { handleUpdate } from './handlers/update';
 import { handlePatch } from './handlers/patch';
 import { handleDelete, handleDeleteCollection } from './handlers/delete';
+import { handleProxy } from './handlers/proxy';
 import type { Representation } from './encoding';
 
 export interface ResourceHandlerOptions {
@@ -136,6 +137,7 @@ export class ResourceHandler {
   }
 
   async serve(s: Scope): Promise<void> {
+    if (s.sub?.custom?.locate) return handleProxy(s);
     switch (s.info.verb) {
       case 'get':
         return handleGet(s);

@@ -27,7 +27,8 @@ export function serveOpenAPI(
     if (notModified(req, res, etag)) return true;
     const accept = String(req.headers.accept ?? '');
     if (V2_PROTOBUF_TYPES.some((t) => accept.includes(t))) {
-      send(res, 200, OPENAPI_V2_PROTOBUF, service.v2Protobuf(), { etag, vary: 'Accept' });
+      // Kubernetes answers with the dotted form: Go clients cannot parse the '@' of the request type.
+      send(res, 200, V2_PROTOBUF_TYPES[1], service.v2Protobuf(), { etag, vary: 'Accept' });
     } else {
       send(res, 200, 'application/json', doc.json, { etag, vary: 'Accept' });
     }

@@ -21,6 +21,7 @@ function recordOwnership(s: Scope, w: WriteContext, obj: any, old: any | null): 
     subresource: sub || undefined,
     resetFields,
     now: s.ctx.now,
+    model: s.served.fieldModel,
   });
   return s.served.toStorage(next);
 }

@@ -5,17 +5,31 @@ import { builtinResources, compareVersions, type APIResourceInfo } from '../../s
 import { definitionOf, formatAPIVersion, typeSchema } from '../../shared/api/schema';
 import type { RuntimeConfig } from '../../shared/options/runtime-config';
 import type { Storage } from '../storage/interface';
-import { GenericStore } from './store';
+import { GenericStore, type StoreOptions } from './store';
 import type { StorageCodec } from './storage-codec';
 import type { Strategy, SubresourceStrategy } from './strategy';
 import type { SchemaHooks, StoreResource } from './resource';
 import type { RequestContext } from './context';
 import type { WriteHooks } from './store';
 import type { Printer } from '../../shared/api/printers';
+import type { TypeModel } from '../apply';
 
 /** A subresource that is not the object itself (scale, binding, eviction, token ...). */
+/** Where a connect subresource's request is forwarded (a node agent's port), and how. */
+export interface UpstreamLocation {
+  url: string;
+  caPem?: string;
+  certPem?: string;
+  keyPem?: string;
+  /** Skip verifying the upstream's certificate (no --kubelet-certificate-authority). */
+  insecure?: boolean;
+  timeoutMs?: number;
+}
+
 export interface CustomSubresource {
   get?(ctx: RequestContext, name: string, served: ServedResource): Promise<any>;
+  /** Connect subresources (pods/log, pods/exec, nodes/proxy ...): the upstream to proxy the request to. */
+  locate?(ctx: RequestContext, name: string, served: ServedResource, query: URLSearchParams, subpath: string): Promise<UpstreamLocation>;
   /** hooks: field manager and admission of the parent object's write. */
   update?(
     ctx: RequestContext,
@@ -62,6 +76,8 @@ export interface ServedResource {
   virtual?: VirtualResource;
   /** Requests to this version get a Warning header and are counted (SPEC.md Versioning, facts 2). */
   deprecation?: { warning: string; removedRelease: string };
+  /** Server-side apply's type model when not the built-in schema's (custom resources: structuralModel). */
+  fieldModel?: TypeModel;
 }
 
 /** A resource that only answers creates and stores nothing (SubjectAccessReview, TokenReview ...). */
@@ -109,6 +125,9 @@ export class Registry {
   private readonly served = new Map<string, ServedResource>();
   private readonly preferredMemo = new Map<string, ServedResource | null>();
   readonly stores: GenericStore[] = [];
+  /** Keys of resources added at run time (addServed); built-ins are never replaced by them. */
+  private readonly dynamic = new Set<string>();
+  private readonly listeners = new Set<() => void>();
 
   constructor(private readonly opts: RegistryOptions) {
     this.build(builtinResources());
@@ -195,6 +214,7 @@ export class Registry {
       ...conv,
       isStorageVersion,
       subresources,
+      ...(b.virtual ? { virtual: b.virtual } : {}),
     });
   }
 
@@ -222,6 +242,82 @@ export class Registry {
 
   stop(): void {
     for (const s of this.stores) s.cacher?.stop();
+  }
+
+  // ---- resources served at run time (custom resources) ----------------------
+
+  /** The store key root of a group/resource ("/registry/<group>/<resource>"). */
+  keyRoot(group: string, resource: string): string {
+    return group ? `${this.opts.etcdPrefix}/${group}/${resource}` : `${this.opts.etcdPrefix}/${resource}`;
+  }
+
+  /** The codec objects are stored with. */
+  get codec(): StorageCodec {
+    return this.opts.codec;
+  }
+
+  /** A store with this registry's storage settings, for a resource served at run time. */
+  newStore(
+    res: StoreResource,
+    o: Pick<StoreOptions, 'schema' | 'strategy'> & Partial<Pick<StoreOptions, 'codec' | 'sharedReads'>>,
+  ): GenericStore {
+    return new GenericStore(res, {
+      storage: this.opts.storage,
+      codec: o.codec ?? this.opts.codec,
+      schema: o.schema,
+      strategy: o.strategy,
+      sharedReads: o.sharedReads,
+      cacheCapacity: o.sharedReads ? 0 : this.opts.cacheCapacity(res.group, res.resource),
+      deleteCollectionWorkers: this.opts.deleteCollectionWorkers,
+      enableGarbageCollector: this.opts.enableGarbageCollector,
+    });
+  }
+
+  /**
+   * Serves resources added at run time, replacing earlier run-time ones of the
+   * same group/version/resource; a built-in resource is never replaced (false).
+   */
+  addServed(list: ServedResource[]): boolean {
+    let all = true;
+    for (const s of list) {
+      const k = gvrKey(s.info.group, s.info.version, s.info.resource);
+      if (this.served.has(k) && !this.dynamic.has(k)) {
+        all = false;
+        continue;
+      }
+      this.served.set(k, s);
+      this.dynamic.add(k);
+    }
+    this.changed();
+    return all;
+  }
+
+  /** Stops serving run-time resources (only the given objects: a newer replacement stays). */
+  removeServed(list: ServedResource[]): void {
+    for (const s of list) {
+      const k = gvrKey(s.info.group, s.info.version, s.info.resource);
+      if (this.dynamic.has(k) && this.served.get(k) === s) {
+        this.served.delete(k);
+        this.dynamic.delete(k);
+      }
+    }
+    this.changed();
+  }
+
+  /** Whether a group/version/resource is served by a run-time resource. */
+  isDynamic(group: string, version: string, resource: string): boolean {
+    return this.dynamic.has(gvrKey(group, version, resource));
+  }
+
+  /** Calls listener whenever run-time resources are added or removed; returns the unsubscribe. */
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private changed(): void {
+    this.preferredMemo.clear();
+    for (const l of this.listeners) l();
   }
 }
 

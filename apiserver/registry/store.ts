@@ -46,6 +46,8 @@ export interface StoreOptions {
   strategy: Strategy;
   /** 0 disables the watch cache for this resource. */
   cacheCapacity: number;
+  /** Reads (and watch cache) of another store over the same keys: custom resource versions share one. */
+  sharedReads?: GenericStore;
   deleteCollectionWorkers: number;
   enableGarbageCollector: boolean;
 }
@@ -69,8 +71,13 @@ export class GenericStore {
     private readonly opts: StoreOptions,
   ) {
     this.gr = { group: res.group, resource: res.resource };
+    if (opts.sharedReads) {
+      this.cacher = opts.sharedReads.cacher;
+      this.reader = opts.sharedReads.reader;
+      return;
+    }
     const cacheCodec = {
-      decode: (value: Buffer, rv: number) => opts.codec.decode(value, rv, ''),
+      decode: (value: Buffer, rv: number, key?: string) => opts.codec.decode(value, rv, key ?? ''),
       attrs: (obj: any) => this.attrs(obj),
     };
     this.cacher =
@@ -145,6 +152,7 @@ export class GenericStore {
       delete obj.status;
     this.opts.strategy.prepareForCreate?.(obj, ctx);
     this.opts.schema.applyDefaults(obj);
+    await this.opts.strategy.authorizeWrite?.(obj, null, ctx);
     if (hooks.mutate) obj = await hooks.mutate(obj, null);
     const errs = [...this.opts.schema.validate(obj), ...(this.opts.strategy.validate?.(obj, ctx) ?? [])];
     if (errs.length) this.fail(obj.metadata?.name ?? '', errs);
@@ -317,6 +325,7 @@ export class GenericStore {
       nmd.generation = (oldMd.generation ?? 0) + 1;
     }
     this.opts.schema.applyDefaults(obj);
+    if (!sub) await this.opts.strategy.authorizeWrite?.(obj, old, ctx);
     if (hooks.mutate) obj = await hooks.mutate(obj, old);
     // Validation sees the version being replaced (the precondition was checked above).
     obj.metadata.resourceVersion = oldMd.resourceVersion;

@@ -16,6 +16,11 @@ export interface Strategy {
   /** Clears/sets server-owned fields before defaults and validation (status on create...). */
   prepareForCreate?(obj: any, ctx: RequestContext): void;
   prepareForUpdate?(obj: any, old: any, ctx: RequestContext): void;
+  /**
+   * Authorization that depends on the object (RBAC escalation prevention): throws a
+   * 403 StatusError. Runs after defaulting, before admission, on dry-run too.
+   */
+  authorizeWrite?(obj: any, old: any | null, ctx: RequestContext): Promise<void>;
   validate?(obj: any, ctx: RequestContext): FieldError[];
   validateUpdate?(obj: any, old: any, ctx: RequestContext): FieldError[];
   /** Names of the extra fields a fieldSelector may use (spec.nodeName, status.phase ...). */

@@ -18,11 +18,13 @@ import { schemaHooks } from '../../shared/api/validation/hooks';
 import { validateStatusUpdate } from '../../shared/api/validation';
 import { typeSchema } from '../../shared/api/schema';
 import { behaviours } from '../registry/strategies';
+import { kubeletConnection } from '../registry/strategies/pod-log';
 import { ServiceAllocator, serviceBehaviour } from '../registry/strategies/service';
 import { ResourceHandler } from '../endpoints/api-handler';
 import { makeWriteHooks } from '../endpoints/write-hooks';
 import { serveOpenAPI } from '../endpoints/openapi';
 import { OpenAPIService } from '../../shared/api/openapi';
+import { CRDController } from '../registry/crd';
 import { buildSecurity } from '../auth';
 import { buildTransformer } from '../storage/transformers';
 import { APIServer } from './server';
@@ -118,7 +120,10 @@ export async function startAPIServer(values: FlagValues): Promise<RunningAPIServ
   const codec = new StorageCodec(
     values.storageMediaType === 'application/vnd.kubernetes.protobuf' ? protobufCodec : jsonCodec,
     protobufCodec,
-    await buildTransformer(values.encryptionProviderConfig),
+    await buildTransformer(
+      values.encryptionProviderConfig,
+      (values.etcdPrefix as string).replace(/\/+$/, ''),
+    ),
   );
   const security = await buildSecurity({ values, tls, storage, registry: () => registry });
   const registry: Registry = new Registry({
@@ -147,6 +152,7 @@ export async function startAPIServer(values: FlagValues): Promise<RunningAPIServ
         }),
       ),
       extra: security.behaviours,
+      kubelet: await kubeletConnection(values, tls),
     }),
     cacheCapacity: cacheSizes(values),
     deleteCollectionWorkers: values.deleteCollectionWorkers,
@@ -202,12 +208,18 @@ export async function startAPIServer(values: FlagValues): Promise<RunningAPIServ
     version: VERSION,
     metrics,
     extraRoutes: [
+      ...security.routes,
       async (req, res, path, query) => req.method === 'GET' && serveOpenAPI(openapi, req, res, path, query),
     ],
   });
 
   let reconciler: KubernetesServiceReconciler | undefined;
   let identity: IdentityLease | undefined;
+  // CustomResourceDefinitions: served from a list+watch of the CRD store (apiserver/registry/crd).
+  registry.onChange(() => server.discoveryCache.invalidate());
+  const crds = new CRDController({ registry, openapi });
+  server.addPostStartHook('start-apiextensions-controllers', async () => void crds.start());
+  server.addPostStartHook('crd-informer-synced', () => crds.start());
   server.addPostStartHook('start-apiserver-admission-initializer', async () => {});
   for (const hook of security.postStartHooks) server.addPostStartHook(hook.name, hook.run);
   server.addPostStartHook('bootstrap-controller', async () => {
@@ -267,6 +279,7 @@ export async function startAPIServer(values: FlagValues): Promise<RunningAPIServ
       await server.shutdown(async () => {
         identity?.stop();
         await reconciler?.stop();
+        crds.stop();
       });
       metrics.stop();
       await security.stop();

@@ -181,7 +181,7 @@ export class APIServer {
       // Kubernetes' filter order: authentication, audit, impersonation, max-in-flight, authorization.
       info = parseRequestInfo(method, path, query);
       const authenticated = await security.authenticate(req);
-      audit = security.auditor?.begin(req, res, info);
+      audit = security.auditor?.begin(req, res, info, authenticated);
       const user = await security.impersonate(req, authenticated, info);
       audit?.setUser(authenticated, user === authenticated ? undefined : user);
       const longRunning = isLongRunning(info, query);
@@ -189,7 +189,13 @@ export class APIServer {
         slot = this.acquire(info);
         if (!slot) throw tooManyRequests('Too many requests, please try again later.', 1);
       }
-      await security.authorize(user, info, req);
+      try {
+        await security.authorize(user, info, req);
+      } catch (err) {
+        if (audit) audit.annotations['authorization.k8s.io/decision'] = 'forbid';
+        throw err;
+      }
+      if (audit) audit.annotations['authorization.k8s.io/decision'] = 'allow';
       if (longRunning && this.o.metrics) {
         longRunningLabels = this.o.metrics.longRunningLabels(method, info);
         this.o.metrics.longRunning.inc(longRunningLabels);

@@ -32,6 +32,8 @@ export async function startTestAPIServer(overrides: FlagValues = {}): Promise<Te
     dataDir: join(dir, 'data'),
     certDir: join(dir, 'certs'),
     writeKubeconfig: kubeconfig,
+    // Like Kubernetes' integration test servers: no controller creates the "default" ServiceAccount here.
+    disableAdmissionPlugins: ['ServiceAccount'],
     ...overrides,
   });
   const running = await startAPIServer(values);

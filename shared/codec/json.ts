@@ -4,6 +4,7 @@
 // 400 BadRequest "the object provided is unrecognized (must be of type Pod):
 // couldn't get version/kind; json parse error: <Go's message> (<summary>)".
 import { StatusError } from '../api/status';
+import { flowDepth, MAX_YAML_DEPTH } from './yaml-depth';
 
 export interface ParseJSONOptions {
   /** Collect paths of keys that occur twice in one object. */
@@ -20,6 +21,13 @@ export interface ParsedJSON {
 
 export function parseJSON(buf: Buffer | string, opts: ParseJSONOptions = {}): ParsedJSON {
   const text = typeof buf === 'string' ? buf : buf.toString('utf8');
+  // The scanners below recurse per level: refuse what would exhaust the stack (Go stops at 10000).
+  if (flowDepth(text) > MAX_YAML_DEPTH)
+    throw decodeFailure(
+      `couldn't get version/kind; json parse error: invalid character '[' exceeded max depth`,
+      text,
+      opts.kind,
+    );
   let value: unknown;
   try {
     value = JSON.parse(text);

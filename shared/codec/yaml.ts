@@ -5,6 +5,7 @@
 // - out: JSON converted to YAML keeping field order, yaml.v2's quoting (double
 //   quotes for strings that would read back as another type), block sequences
 //   not indented under their key, no line folding.
+import { checkYAMLDepth } from './yaml-depth';
 import type * as YAMLLib from 'yaml';
 import type { Node, Pair, Tags } from 'yaml';
 import { decodeFailure } from './json';
@@ -37,6 +38,11 @@ const readTags = (tags: Tags) =>
 
 export function parseYAML(buf: Buffer | string, opts: ParseYAMLOptions = {}): ParsedYAML {
   const text = typeof buf === 'string' ? buf : buf.toString('utf8');
+  try {
+    checkYAMLDepth(text);
+  } catch (err) {
+    throw decodeFailure(`error converting YAML to JSON: ${(err as Error).message}`, text, opts.kind);
+  }
   const { LineCounter, parseAllDocuments } = yaml();
   const lineCounter = new LineCounter();
   const docs = parseAllDocuments(text, {

@@ -68,6 +68,7 @@ export async function handlePatch(s: Scope): Promise<void> {
         resetFields,
         now: s.ctx.now,
         defaulter: s.served.store.defaulter,
+        model: s.served.fieldModel,
       });
       return s.served.toStorage(patched);
     },

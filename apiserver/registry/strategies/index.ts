@@ -6,7 +6,9 @@ import { eventBehaviour, eventsV1Behaviour } from './event';
 import { bind, podBehaviour } from './pod';
 import { scaleSubresource } from './scale';
 import { generateJobSelector } from '../../../shared/api/validation/batch';
+import { crdBehaviour } from '../crd/strategy';
 import { hpaV1ToV2, hpaV2ToV1 } from './hpa-conversion';
+import { kubeletConnectBehaviours, type KubeletConnection } from './pod-log';
 
 export interface BehaviourOptions {
   eventTTLSeconds: number;
@@ -16,6 +18,8 @@ export interface BehaviourOptions {
   services?: ResourceBehaviour;
   /** Behaviours from other parts of the server (security's review resources ...), by "group/resource". */
   extra?: Record<string, ResourceBehaviour>;
+  /** How to reach node agents: enables pods/log and nodes/proxy (pod-log.ts). */
+  kubelet?: KubeletConnection;
 }
 
 const RECONCILED = { strategy: { allowCreateOnUpdate: true } };
@@ -54,9 +58,11 @@ export function behaviours(o: BehaviourOptions): (group: string, resource: strin
     },
     // Jobs get a selector on their own uid unless the user asked to choose one.
     'batch/jobs': { strategy: { prepareForCreate: (job) => generateJobSelector(job, job.metadata.uid) } },
+    'apiextensions.k8s.io/customresourcedefinitions': crdBehaviour,
   };
   if (o.services) table['/services'] = o.services;
-  for (const [k, b] of Object.entries(o.extra ?? {})) {
+  const extras = { ...kubeletConnectBehaviours(o.registry, o.kubelet) };
+  for (const [k, b] of [...Object.entries(extras), ...Object.entries(o.extra ?? {})]) {
     const base = table[k] ?? {};
     table[k] = {
       ...base,

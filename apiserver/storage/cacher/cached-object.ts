@@ -12,7 +12,8 @@ export interface ObjectAttrs {
 /** How the cache turns stored bytes into objects; provided by the registry. */
 export interface CacheCodec {
   /** Decodes a stored value; the object's metadata.resourceVersion must be set to `rv`. */
-  decode(value: Buffer, rv: number): any;
+  /** key: the store key (value transformers such as encryption at rest may depend on it). */
+  decode(value: Buffer, rv: number, key?: string): any;
   attrs(obj: any): ObjectAttrs;
 }
 
@@ -28,7 +29,7 @@ export class CachedObject {
   ) {}
 
   static fromKV(kv: KeyValue, codec: CacheCodec): CachedObject {
-    const obj = codec.decode(kv.value, kv.modRevision);
+    const obj = codec.decode(kv.value, kv.modRevision, kv.key);
     return new CachedObject(kv.key, kv.modRevision, obj, codec.attrs(obj));
   }
 

@@ -1,0 +1,482 @@
+// PodSecurity (k8s.io/pod-security-admission): the namespace labels
+// pod-security.kubernetes.io/{enforce,audit,warn}[-version] choose a level
+// (privileged, baseline, restricted). Pods that violate the enforce level are
+// refused; audit violations become audit annotations, warn violations Warning
+// headers. Workloads with pod templates are audited and warned, never refused.
+import type { Registry } from '../../registry/registry';
+import type { AdmissionAttributes, AdmissionPlugin } from './types';
+import { admissionForbidden, Lister } from './util';
+
+type Level = 'privileged' | 'baseline' | 'restricted';
+const LEVELS: Level[] = ['privileged', 'baseline', 'restricted'];
+const LABEL = 'pod-security.kubernetes.io/';
+
+interface Policy {
+  level: Level;
+  version: string;
+}
+
+interface Violation {
+  id: string;
+  reason: string;
+  detail: string;
+}
+
+const plural = (one: string, many: string, n: number) => (n === 1 ? one : many);
+const joinQuote = (xs: string[]) => xs.map((x) => JSON.stringify(x)).join(', ');
+const containerWord = (names: string[]) =>
+  `${plural('container', 'containers', names.length)} ${joinQuote(names)}`;
+
+/** Containers in the order the checks visit them: init, regular, ephemeral. */
+function containers(spec: any): any[] {
+  return [...(spec?.initContainers ?? []), ...(spec?.containers ?? []), ...(spec?.ephemeralContainers ?? [])];
+}
+
+const BASELINE_CAPS = new Set([
+  'AUDIT_WRITE',
+  'CHOWN',
+  'DAC_OVERRIDE',
+  'FOWNER',
+  'FSETID',
+  'KILL',
+  'MKNOD',
+  'NET_BIND_SERVICE',
+  'SETFCAP',
+  'SETGID',
+  'SETPCAP',
+  'SETUID',
+  'SYS_CHROOT',
+]);
+const SAFE_SYSCTLS = new Set([
+  'kernel.shm_rmid_forced',
+  'net.ipv4.ip_local_port_range',
+  'net.ipv4.ip_unprivileged_port_start',
+  'net.ipv4.tcp_syncookies',
+  'net.ipv4.ping_group_range',
+  'net.ipv4.ip_local_reserved_ports',
+  'net.ipv4.tcp_keepalive_time',
+  'net.ipv4.tcp_fin_timeout',
+  'net.ipv4.tcp_keepalive_intvl',
+  'net.ipv4.tcp_keepalive_probes',
+  'net.ipv4.tcp_rmem',
+  'net.ipv4.tcp_wmem',
+]);
+const RESTRICTED_VOLUME_OK = new Set([
+  'configMap',
+  'csi',
+  'downwardAPI',
+  'emptyDir',
+  'ephemeral',
+  'persistentVolumeClaim',
+  'projected',
+  'secret',
+  'image',
+]);
+
+type Check = (meta: any, spec: any) => Violation | null;
+
+const checks: Record<string, { level: Level; run: Check; overrides?: string }> = {
+  allowPrivilegeEscalation: {
+    level: 'restricted',
+    run: (_m, spec) => {
+      const bad = containers(spec)
+        .filter((c) => c.securityContext?.allowPrivilegeEscalation !== false)
+        .map((c) => c.name);
+      return bad.length
+        ? {
+            id: 'allowPrivilegeEscalation',
+            reason: 'allowPrivilegeEscalation != false',
+            detail: `${containerWord(bad)} must set securityContext.allowPrivilegeEscalation=false`,
+          }
+        : null;
+    },
+  },
+  capabilities_baseline: {
+    level: 'baseline',
+    run: (_m, spec) => {
+      const bad: string[] = [];
+      const caps = new Set<string>();
+      for (const c of containers(spec)) {
+        const added = (c.securityContext?.capabilities?.add ?? []).filter(
+          (x: string) => !BASELINE_CAPS.has(x),
+        );
+        if (added.length) {
+          bad.push(c.name);
+          for (const x of added) caps.add(x);
+        }
+      }
+      return bad.length
+        ? {
+            id: 'capabilities_baseline',
+            reason: 'non-default capabilities',
+            detail: `${containerWord(bad)} must not include ${joinQuote([...caps].sort())} in securityContext.capabilities.add`,
+          }
+        : null;
+    },
+  },
+  capabilities_restricted: {
+    level: 'restricted',
+    overrides: 'capabilities_baseline',
+    run: (_m, spec) => {
+      const missingDrop: string[] = [];
+      const adding: string[] = [];
+      const caps = new Set<string>();
+      for (const c of containers(spec)) {
+        const cap = c.securityContext?.capabilities;
+        if (!cap) {
+          missingDrop.push(c.name);
+          continue;
+        }
+        if (!(cap.drop ?? []).includes('ALL')) missingDrop.push(c.name);
+        const added = (cap.add ?? []).filter((x: string) => x !== 'NET_BIND_SERVICE');
+        if (added.length) {
+          adding.push(c.name);
+          for (const x of added) caps.add(x);
+        }
+      }
+      const details: string[] = [];
+      if (missingDrop.length)
+        details.push(`${containerWord(missingDrop)} must set securityContext.capabilities.drop=["ALL"]`);
+      if (adding.length)
+        details.push(
+          `${containerWord(adding)} must not include ${joinQuote([...caps].sort())} in securityContext.capabilities.add`,
+        );
+      return details.length
+        ? { id: 'capabilities_restricted', reason: 'unrestricted capabilities', detail: details.join('; ') }
+        : null;
+    },
+  },
+  hostNamespaces: {
+    level: 'baseline',
+    run: (_m, spec) => {
+      const bad = ['hostNetwork', 'hostPID', 'hostIPC']
+        .filter((k) => spec?.[k] === true)
+        .map((k) => `${k}=true`);
+      return bad.length ? { id: 'hostNamespaces', reason: 'host namespaces', detail: bad.join(', ') } : null;
+    },
+  },
+  hostPathVolumes: {
+    level: 'baseline',
+    run: (_m, spec) => {
+      const bad = (spec?.volumes ?? []).filter((v: any) => v.hostPath).map((v: any) => v.name);
+      return bad.length
+        ? {
+            id: 'hostPathVolumes',
+            reason: 'hostPath volumes',
+            detail: `${plural('volume', 'volumes', bad.length)} ${joinQuote(bad)}`,
+          }
+        : null;
+    },
+  },
+  hostPorts: {
+    level: 'baseline',
+    run: (_m, spec) => {
+      const bad: string[] = [];
+      const ports: string[] = [];
+      for (const c of containers(spec)) {
+        const hp = (c.ports ?? []).filter((p: any) => p.hostPort).map((p: any) => String(p.hostPort));
+        if (hp.length) {
+          bad.push(c.name);
+          ports.push(...hp);
+        }
+      }
+      return bad.length
+        ? {
+            id: 'hostPorts',
+            reason: 'hostPort',
+            detail: `${containerWord(bad)} ${plural('uses', 'use', bad.length)} ${plural('hostPort', 'hostPorts', ports.length)} ${ports.join(', ')}`,
+          }
+        : null;
+    },
+  },
+  privileged: {
+    level: 'baseline',
+    run: (_m, spec) => {
+      const bad = containers(spec)
+        .filter((c) => c.securityContext?.privileged === true)
+        .map((c) => c.name);
+      return bad.length
+        ? {
+            id: 'privileged',
+            reason: 'privileged',
+            detail: `${containerWord(bad)} must not set securityContext.privileged=true`,
+          }
+        : null;
+    },
+  },
+  procMount: {
+    level: 'baseline',
+    run: (_m, spec) => {
+      const bad: string[] = [];
+      const values = new Set<string>();
+      for (const c of containers(spec)) {
+        const pm = c.securityContext?.procMount;
+        if (pm !== undefined && pm !== 'Default') {
+          bad.push(c.name);
+          values.add(pm);
+        }
+      }
+      return bad.length
+        ? {
+            id: 'procMount',
+            reason: 'procMount',
+            detail: `${containerWord(bad)} must not set securityContext.procMount to ${joinQuote([...values].sort())}`,
+          }
+        : null;
+    },
+  },
+  restrictedVolumes: {
+    level: 'restricted',
+    overrides: 'hostPathVolumes',
+    run: (_m, spec) => {
+      const bad: string[] = [];
+      const types = new Set<string>();
+      for (const v of spec?.volumes ?? []) {
+        const kinds = Object.keys(v).filter((k) => k !== 'name');
+        const wrong = kinds.filter((k) => !RESTRICTED_VOLUME_OK.has(k));
+        if (wrong.length) {
+          bad.push(v.name);
+          for (const k of wrong) types.add(k);
+        }
+      }
+      return bad.length
+        ? {
+            id: 'restrictedVolumes',
+            reason: 'restricted volume types',
+            detail: `${plural('volume', 'volumes', bad.length)} ${joinQuote(bad)} ${plural('uses', 'use', bad.length)} ${plural('restricted volume type', 'restricted volume types', types.size)} ${joinQuote([...types].sort())}`,
+          }
+        : null;
+    },
+  },
+  runAsNonRoot: {
+    level: 'restricted',
+    run: (_m, spec) => {
+      const podValue = spec?.securityContext?.runAsNonRoot;
+      const badSetters: string[] = podValue === false ? ['pod'] : [];
+      const explicit: string[] = [];
+      const implicit: string[] = [];
+      for (const c of containers(spec)) {
+        const v = c.securityContext?.runAsNonRoot;
+        if (v !== undefined && v !== null) {
+          if (v === false) explicit.push(c.name);
+        } else if (podValue !== true) implicit.push(c.name);
+      }
+      if (explicit.length) badSetters.push(containerWord(explicit));
+      if (badSetters.length)
+        return {
+          id: 'runAsNonRoot',
+          reason: 'runAsNonRoot != true',
+          detail: `${badSetters.join(' and ')} must not set securityContext.runAsNonRoot=false`,
+        };
+      if (implicit.length)
+        return {
+          id: 'runAsNonRoot',
+          reason: 'runAsNonRoot != true',
+          detail: `pod or ${containerWord(implicit)} must set securityContext.runAsNonRoot=true`,
+        };
+      return null;
+    },
+  },
+  runAsUser: {
+    level: 'restricted',
+    run: (_m, spec) => {
+      const badSetters: string[] = spec?.securityContext?.runAsUser === 0 ? ['pod'] : [];
+      const bad = containers(spec)
+        .filter((c) => c.securityContext?.runAsUser === 0)
+        .map((c) => c.name);
+      if (bad.length) badSetters.push(containerWord(bad));
+      return badSetters.length
+        ? {
+            id: 'runAsUser',
+            reason: 'runAsUser=0',
+            detail: `${badSetters.join(' and ')} must not set runAsUser=0`,
+          }
+        : null;
+    },
+  },
+  seccompProfile_baseline: {
+    level: 'baseline',
+    run: (_m, spec) => {
+      const badSetters: string[] = [];
+      const values = new Set<string>();
+      const podType = spec?.securityContext?.seccompProfile?.type;
+      if (podType === 'Unconfined') {
+        badSetters.push('pod');
+        values.add(podType);
+      }
+      const bad: string[] = [];
+      for (const c of containers(spec)) {
+        const t = c.securityContext?.seccompProfile?.type;
+        if (t === 'Unconfined') {
+          bad.push(c.name);
+          values.add(t);
+        }
+      }
+      if (bad.length) badSetters.push(containerWord(bad));
+      return badSetters.length
+        ? {
+            id: 'seccompProfile_baseline',
+            reason: 'seccompProfile',
+            detail: `${badSetters.join(' and ')} must not set securityContext.seccompProfile.type to ${joinQuote([...values].sort())}`,
+          }
+        : null;
+    },
+  },
+  seccompProfile_restricted: {
+    level: 'restricted',
+    overrides: 'seccompProfile_baseline',
+    run: (_m, spec) => {
+      const valid = (t: unknown) => t === 'RuntimeDefault' || t === 'Localhost';
+      const badSetters: string[] = [];
+      const values = new Set<string>();
+      const podType = spec?.securityContext?.seccompProfile?.type;
+      const podOK = valid(podType);
+      if (podType !== undefined && !podOK) {
+        badSetters.push('pod');
+        values.add(podType);
+      }
+      const explicit: string[] = [];
+      const implicit: string[] = [];
+      for (const c of containers(spec)) {
+        const t = c.securityContext?.seccompProfile?.type;
+        if (t !== undefined) {
+          if (!valid(t)) {
+            explicit.push(c.name);
+            values.add(t);
+          }
+        } else if (!podOK) implicit.push(c.name);
+      }
+      if (explicit.length) badSetters.push(containerWord(explicit));
+      if (badSetters.length)
+        return {
+          id: 'seccompProfile_restricted',
+          reason: 'seccompProfile',
+          detail: `${badSetters.join(' and ')} must not set securityContext.seccompProfile.type to ${joinQuote([...values].sort())}`,
+        };
+      if (implicit.length)
+        return {
+          id: 'seccompProfile_restricted',
+          reason: 'seccompProfile',
+          detail: `pod or ${containerWord(implicit)} must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost"`,
+        };
+      return null;
+    },
+  },
+  sysctls: {
+    level: 'baseline',
+    run: (_m, spec) => {
+      const bad = (spec?.securityContext?.sysctls ?? [])
+        .map((s: any) => s.name)
+        .filter((n: string) => !SAFE_SYSCTLS.has(n));
+      return bad.length ? { id: 'sysctls', reason: 'forbidden sysctls', detail: bad.join(', ') } : null;
+    },
+  },
+};
+
+const CHECK_IDS = Object.keys(checks).sort();
+
+export function evaluate(level: Level, meta: any, spec: any): Violation[] {
+  if (level === 'privileged') return [];
+  const ids = CHECK_IDS.filter((id) => level === 'restricted' || checks[id].level === 'baseline');
+  const overridden = new Set(ids.map((id) => checks[id].overrides).filter((x): x is string => !!x));
+  const out: Violation[] = [];
+  for (const id of ids) {
+    if (overridden.has(id)) continue;
+    const v = checks[id].run(meta, spec);
+    if (v) out.push(v);
+  }
+  return out;
+}
+
+function describe(violations: Violation[]): string {
+  const seen = new Set<string>();
+  const parts: string[] = [];
+  for (const v of violations) {
+    const s = v.detail ? `${v.reason} (${v.detail})` : v.reason;
+    if (!seen.has(s)) parts.push(s);
+    seen.add(s);
+  }
+  return parts.join(', ');
+}
+
+function policyOf(labels: Record<string, string> | undefined, mode: 'enforce' | 'audit' | 'warn'): Policy {
+  const raw = labels?.[`${LABEL}${mode}`];
+  const level: Level =
+    raw === undefined ? 'privileged' : LEVELS.includes(raw as Level) ? (raw as Level) : 'restricted';
+  const v = labels?.[`${LABEL}${mode}-version`];
+  const version = v && /^(latest|v1\.\d+)$/.test(v) ? v : 'latest';
+  return { level, version };
+}
+
+const policyString = (p: Policy) => `${p.level}:${p.version}`;
+
+/** Pod template paths of workload resources (audited and warned only). */
+const TEMPLATES: Record<string, (o: any) => any> = {
+  '/replicationcontrollers': (o) => o.spec?.template,
+  '/podtemplates': (o) => o.template,
+  'apps/deployments': (o) => o.spec?.template,
+  'apps/replicasets': (o) => o.spec?.template,
+  'apps/statefulsets': (o) => o.spec?.template,
+  'apps/daemonsets': (o) => o.spec?.template,
+  'batch/jobs': (o) => o.spec?.template,
+  'batch/cronjobs': (o) => o.spec?.jobTemplate?.spec?.template,
+};
+
+export class PodSecurity implements AdmissionPlugin {
+  readonly name = 'PodSecurity';
+  private readonly namespaces: Lister;
+
+  constructor(registry: () => Registry) {
+    this.namespaces = new Lister(registry, '', 'namespaces');
+  }
+
+  async validate(a: AdmissionAttributes): Promise<void> {
+    if (a.operation !== 'CREATE' && a.operation !== 'UPDATE') return;
+    if (!a.namespace || !a.object) return;
+    const isPod = a.group === '' && a.resource === 'pods';
+    const template = TEMPLATES[`${a.group}/${a.resource}`];
+    if (!isPod && !template) return;
+    if (isPod && a.subresource && a.subresource !== 'ephemeralcontainers') return;
+    if (!isPod && a.subresource) return;
+    let meta: any;
+    let spec: any;
+    if (isPod) {
+      meta = a.object.metadata;
+      spec = a.object.spec;
+      // Updates that leave the pod spec alone (labels, annotations) are not re-evaluated.
+      if (a.operation === 'UPDATE' && JSON.stringify(a.oldObject?.spec) === JSON.stringify(spec)) return;
+    } else {
+      const t = template!(a.object);
+      if (!t) return;
+      meta = t.metadata;
+      spec = t.spec;
+      if (
+        a.operation === 'UPDATE' &&
+        a.oldObject &&
+        JSON.stringify(template!(a.oldObject)?.spec) === JSON.stringify(spec)
+      )
+        return;
+    }
+    const ns = await this.namespaces.get('', a.namespace);
+    const labels = ns?.metadata?.labels;
+    const enforce = policyOf(labels, 'enforce');
+    const audit = policyOf(labels, 'audit');
+    const warn = policyOf(labels, 'warn');
+    if (isPod && a.auditAnnotations) a.auditAnnotations[`${LABEL}enforce-policy`] = policyString(enforce);
+    if (isPod) {
+      const v = evaluate(enforce.level, meta, spec);
+      if (v.length)
+        throw admissionForbidden(a, `violates PodSecurity "${policyString(enforce)}": ${describe(v)}`);
+    }
+    const av = evaluate(audit.level, meta, spec);
+    if (av.length && a.auditAnnotations)
+      a.auditAnnotations[`${LABEL}audit-violations`] =
+        `would violate PodSecurity "${policyString(audit)}": ${describe(av)}`;
+    // A pod refused by enforce needs no warning; a pod passing enforce is warned about the warn level.
+    const wv = evaluate(warn.level, meta, spec);
+    if (wv.length && a.warnings) {
+      const w = `would violate PodSecurity "${policyString(warn)}": ${describe(wv)}`;
+      if (!a.warnings.includes(w)) a.warnings.push(w);
+    }
+  }
+}

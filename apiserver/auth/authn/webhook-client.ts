@@ -1,0 +1,138 @@
+// The client of the token-review and subject-access-review webhooks: a
+// kubeconfig names the server, its CA and our client credentials; requests
+// are JSON POSTs, retried with backoff on connection errors, 429 and 5xx.
+import https from 'node:https';
+import http from 'node:http';
+import { loadKubeconfig } from '../../../shared/client/kubeconfig';
+
+export interface WebhookClientOptions {
+  timeoutMs?: number;
+  /** Attempts on retryable failures (first one included). */
+  attempts?: number;
+  initialBackoffMs?: number;
+}
+
+export class WebhookError extends Error {}
+
+export class WebhookClient {
+  private readonly url: URL;
+  private readonly agent: https.Agent | http.Agent;
+  private readonly token?: string;
+
+  constructor(
+    kubeconfigFile: string,
+    private readonly o: WebhookClientOptions = {},
+  ) {
+    const cfg = loadKubeconfig(kubeconfigFile);
+    this.url = new URL(cfg.server);
+    this.token = cfg.token;
+    this.agent =
+      this.url.protocol === 'https:'
+        ? new https.Agent({
+            keepAlive: true,
+            ca: cfg.caPem,
+            cert: cfg.certPem,
+            key: cfg.keyPem,
+            rejectUnauthorized: !cfg.insecure,
+            servername: cfg.serverName,
+          })
+        : new http.Agent({ keepAlive: true });
+  }
+
+  private once(body: string): Promise<{ status: number; json: any }> {
+    const mod = this.url.protocol === 'https:' ? https : http;
+    return new Promise((resolve, reject) => {
+      const req = mod.request(
+        this.url,
+        {
+          method: 'POST',
+          agent: this.agent,
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/json',
+            'content-length': Buffer.byteLength(body),
+            ...(this.token ? { authorization: `Bearer ${this.token}` } : {}),
+          },
+          timeout: this.o.timeoutMs ?? 30_000,
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            let json: any;
+            try {
+              json = text ? JSON.parse(text) : undefined;
+            } catch {
+              json = undefined;
+            }
+            resolve({ status: res.statusCode ?? 0, json });
+          });
+          res.on('error', reject);
+        },
+      );
+      req.on('timeout', () => req.destroy(new WebhookError('context deadline exceeded')));
+      req.on('error', reject);
+      req.end(body);
+    });
+  }
+
+  /** POSTs a review object and returns the review the webhook answered. */
+  async post(review: unknown): Promise<any> {
+    const body = JSON.stringify(review);
+    const attempts = Math.max(1, this.o.attempts ?? 3);
+    let delay = this.o.initialBackoffMs ?? 200;
+    let last: unknown;
+    for (let i = 0; i < attempts; i++) {
+      if (i > 0) {
+        await new Promise((r) => setTimeout(r, delay));
+        delay = Math.round(delay * 1.5);
+      }
+      try {
+        const { status, json } = await this.once(body);
+        if (status >= 200 && status < 300) {
+          if (!json || typeof json !== 'object')
+            throw new WebhookError('webhook returned a body that is not JSON');
+          return json;
+        }
+        last = new WebhookError(
+          `the server responded with the status code ${status} but did not return more information`,
+        );
+        if (status !== 429 && status < 500) break;
+      } catch (err) {
+        last = err;
+        if (err instanceof WebhookError && /not JSON/.test(err.message)) break;
+      }
+    }
+    throw last instanceof Error ? last : new WebhookError(String(last));
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+}
+
+/** A bounded TTL cache (webhook answers). */
+export class TTLCache<V> {
+  private readonly m = new Map<string, { v: V; exp: number }>();
+  constructor(private readonly max = 10_000) {}
+
+  get(k: string, now = Date.now()): V | undefined {
+    const e = this.m.get(k);
+    if (!e) return undefined;
+    if (e.exp <= now) {
+      this.m.delete(k);
+      return undefined;
+    }
+    return e.v;
+  }
+
+  set(k: string, v: V, ttlMs: number, now = Date.now()): void {
+    if (ttlMs <= 0) return;
+    if (this.m.size >= this.max) {
+      for (const [key, e] of this.m) if (e.exp <= now) this.m.delete(key);
+      if (this.m.size >= this.max) this.m.delete(this.m.keys().next().value as string);
+    }
+    this.m.set(k, { v, exp: now + ttlMs });
+  }
+}

@@ -1,0 +1,48 @@
+// Connect subresources (pods/log, pods/exec, nodes/proxy ...): the registry
+// says where the request goes; this streams it there and the answer back.
+import { Agent, request } from 'undici';
+import { StatusError } from '../../../shared/api/status';
+import type { Scope } from '../scope';
+import type { ServerResponse } from 'node:http';
+
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'proxy-connection', 'te', 'trailer', 'content-length']);
+
+export async function handleProxy(s: Scope): Promise<void> {
+  const sub = s.sub!;
+  const subpath = s.info.parts.slice(3).join('/');
+  const loc = await sub.custom!.locate!(s.ctx, s.info.name, s.served, s.query, subpath);
+  const dispatcher = new Agent({
+    connect: { ca: loc.caPem, cert: loc.certPem, key: loc.keyPem, rejectUnauthorized: !loc.insecure },
+    headersTimeout: loc.timeoutMs,
+    connectTimeout: loc.timeoutMs,
+    bodyTimeout: 0,
+  });
+  const ac = new AbortController();
+  s.req.on('close', () => ac.abort());
+  try {
+    const method = s.req.method ?? 'GET';
+    const hasBody = method !== 'GET' && method !== 'HEAD';
+    const upstream = await request(loc.url, {
+      method: method as any,
+      dispatcher,
+      signal: ac.signal,
+      body: hasBody ? (s.req as any) : undefined,
+      headers: { accept: String(s.req.headers.accept ?? '*/*'), ...(hasBody ? { 'content-type': String(s.req.headers['content-type'] ?? '') } : {}) },
+    });
+    const headers: Record<string, string | string[]> = {};
+    for (const [k, v] of Object.entries(upstream.headers)) if (v !== undefined && !HOP_BY_HOP.has(k)) headers[k] = v as string | string[];
+    const res = s.res as ServerResponse;
+    res.writeHead(upstream.statusCode, headers);
+    res.flushHeaders?.();
+    for await (const chunk of upstream.body) {
+      if (!res.write(chunk)) await new Promise((r) => res.once('drain', r));
+    }
+    res.end();
+  } catch (err) {
+    if (ac.signal.aborted) return;
+    const e = err as Error & { code?: string };
+    throw new StatusError(500, 'InternalError', `${s.req.method ?? 'GET'} "${loc.url}": ${e.code ? `${e.code}: ` : ''}${e.message}`);
+  } finally {
+    void dispatcher.close();
+  }
+}

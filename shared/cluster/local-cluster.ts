@@ -1,0 +1,233 @@
+// A whole local cluster as processes: apiserver (embedded store or etcd),
+// controller manager and node agents, each with its own credentials, in one
+// data directory that a restart reuses. Used by `tkube up` and the e2e tests.
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { startExecutable, getWithKubeconfig, waitForHTTP, waitUntil, type Proc } from './process';
+import { writeComponentKubeconfig } from './credentials';
+
+export type Step = 'apiserver' | 'credentials' | 'controller-manager' | 'nodes' | 'ready';
+
+export interface LocalClusterOptions {
+  dataDir: string;
+  /** Node agents to start (0 = none). */
+  nodes?: number;
+  apiserverPort?: number;
+  /** Ports for the controller manager (10257) and node i (10250/10255/10248 + 100·i) unless given. */
+  controllerManagerPort?: number;
+  nodePorts?: (i: number) => { port: number; readOnlyPort: number; healthzPort: number };
+  etcdServers?: string[];
+  controllerManager?: boolean;
+  /** Extra flags per component. */
+  apiserverArgs?: string[];
+  controllerManagerArgs?: string[];
+  nodeagentArgs?: (i: number) => string[];
+  /** Keep the processes running after this process exits. */
+  detached?: boolean;
+  timeoutMs?: number;
+  progress?(step: Step, state: 'start' | 'done', detail?: string): void;
+}
+
+export interface ClusterState {
+  pids: { name: string; pid: number }[];
+  kubeconfig: string;
+  server: string;
+}
+
+export const nodeName = (i: number) => `tkube-node-${i + 1}`;
+
+export class LocalCluster {
+  readonly procs: Proc[] = [];
+  readonly dataDir: string;
+  readonly kubeconfig: string;
+  readonly logDir: string;
+  readonly certDir: string;
+  private readonly o: LocalClusterOptions;
+
+  constructor(o: LocalClusterOptions) {
+    this.o = o;
+    this.dataDir = resolve(o.dataDir);
+    this.kubeconfig = join(this.dataDir, 'kubeconfig');
+    this.logDir = join(this.dataDir, 'logs');
+    this.certDir = join(this.dataDir, 'apiserver', 'certs');
+  }
+
+  get apiserverPort(): number {
+    return this.o.apiserverPort ?? 6443;
+  }
+
+  get server(): string {
+    return `https://127.0.0.1:${this.apiserverPort}`;
+  }
+
+  private start(executable: string, args: string[], logName: string): Proc {
+    const p = startExecutable(executable, args, this.logDir, { logName, detached: this.o.detached });
+    this.procs.push(p);
+    return p;
+  }
+
+  async up(): Promise<void> {
+    const o = this.o;
+    const timeout = o.timeoutMs ?? 60_000;
+    mkdirSync(this.dataDir, { recursive: true });
+    const progress = o.progress ?? (() => {});
+
+    progress('apiserver', 'start');
+    const api = this.start(
+      'apiserver',
+      [
+        '--secure-port', String(this.apiserverPort),
+        '--bind-address', '127.0.0.1',
+        '--data-dir', join(this.dataDir, 'apiserver', 'data'),
+        '--cert-dir', this.certDir,
+        '--write-kubeconfig', this.kubeconfig,
+        ...(o.etcdServers?.length ? ['--etcd-servers', o.etcdServers.join(',')] : []),
+        ...(o.apiserverArgs ?? []),
+      ],
+      'apiserver',
+    );
+    await waitForHTTP(this.kubeconfig, '/readyz', timeout, api.exited);
+    progress('apiserver', 'done', this.server);
+
+    const nodes = o.nodes ?? 1;
+    progress('credentials', 'start');
+    const cmKubeconfig = join(this.dataDir, 'controller-manager', 'kubeconfig');
+    if (o.controllerManager !== false) {
+      await writeComponentKubeconfig({
+        certDir: this.certDir,
+        server: this.server,
+        subject: { commonName: 'system:kube-controller-manager' },
+        kubeconfig: cmKubeconfig,
+      });
+    }
+    for (let i = 0; i < nodes; i++) {
+      await writeComponentKubeconfig({
+        certDir: this.certDir,
+        server: this.server,
+        subject: { commonName: `system:node:${nodeName(i)}`, organizations: ['system:nodes'] },
+        kubeconfig: join(this.dataDir, 'nodes', nodeName(i), 'kubeconfig'),
+      });
+    }
+    progress('credentials', 'done');
+
+    if (o.controllerManager !== false) {
+      progress('controller-manager', 'start');
+      const port = o.controllerManagerPort ?? 10257;
+      const cm = this.start(
+        'controller-manager',
+        [
+          '--kubeconfig', cmKubeconfig,
+          '--secure-port', String(port),
+          '--bind-address', '127.0.0.1',
+          '--root-ca-file', join(this.certDir, 'ca.crt'),
+          '--cluster-signing-cert-file', join(this.certDir, 'ca.crt'),
+          '--cluster-signing-key-file', join(this.certDir, 'ca.key'),
+          ...(o.controllerManagerArgs ?? []),
+        ],
+        'controller-manager',
+      );
+      await waitUntil(async () => (await insecureGet(`https://127.0.0.1:${port}/healthz`)) === 200, timeout, 'controller-manager /healthz', cm.exited);
+      progress('controller-manager', 'done');
+    }
+
+    if (nodes > 0) {
+      progress('nodes', 'start', `${nodes}`);
+      const started: Proc[] = [];
+      for (let i = 0; i < nodes; i++) {
+        const ports = o.nodePorts?.(i) ?? { port: 10250 + 100 * i, readOnlyPort: 10255 + 100 * i, healthzPort: 10248 + 100 * i };
+        const dir = join(this.dataDir, 'nodes', nodeName(i));
+        started.push(
+          this.start(
+            'nodeagent',
+            [
+              '--kubeconfig', join(dir, 'kubeconfig'),
+              '--hostname-override', nodeName(i),
+              '--node-ip', '127.0.0.1',
+              '--address', '127.0.0.1',
+              '--port', String(ports.port),
+              '--read-only-port', String(ports.readOnlyPort),
+              '--healthz-port', String(ports.healthzPort),
+              '--root-dir', dir,
+              '--cert-dir', join(dir, 'pki'),
+              '--pod-cidr', `10.244.${i}.0/24`,
+              ...(o.nodeagentArgs?.(i) ?? []),
+            ],
+            nodeName(i),
+          ),
+        );
+      }
+      for (let i = 0; i < nodes; i++) {
+        await waitUntil(() => this.nodeReady(nodeName(i)), timeout, `node ${nodeName(i)} Ready`, started[i].exited);
+      }
+      progress('nodes', 'done', `${nodes}`);
+    }
+    this.saveState();
+    progress('ready', 'done');
+  }
+
+  async nodeReady(name: string): Promise<boolean> {
+    const r = await getWithKubeconfig(this.kubeconfig, `/api/v1/nodes/${name}`);
+    if (r.status !== 200) return false;
+    const node = JSON.parse(r.body);
+    return (node.status?.conditions ?? []).some((c: any) => c.type === 'Ready' && c.status === 'True');
+  }
+
+  private stateFile(): string {
+    return join(this.dataDir, 'cluster.json');
+  }
+
+  private saveState(): void {
+    const state: ClusterState = { pids: this.procs.map((p) => ({ name: p.name, pid: p.pid })), kubeconfig: this.kubeconfig, server: this.server };
+    writeFileSync(this.stateFile(), JSON.stringify(state, null, 2));
+  }
+
+  /** Stops node agents first, the apiserver last (each by PID, SIGTERM then SIGKILL). */
+  async down(): Promise<void> {
+    for (const p of [...this.procs].reverse()) await p.stop('SIGTERM', 20_000);
+    this.procs.length = 0;
+    rmSync(this.stateFile(), { force: true });
+  }
+}
+
+/** `tkube down` for a cluster started detached: signals the recorded PIDs. */
+export async function stopRecordedCluster(dataDir: string): Promise<string[]> {
+  const file = join(resolve(dataDir), 'cluster.json');
+  if (!existsSync(file)) return [];
+  const state = JSON.parse(readFileSync(file, 'utf8')) as ClusterState;
+  const stopped: string[] = [];
+  for (const { name, pid } of [...state.pids].reverse()) {
+    try {
+      process.kill(pid, 'SIGTERM');
+      stopped.push(name);
+      for (let i = 0; i < 200 && alive(pid); i++) await new Promise((r) => setTimeout(r, 100));
+      if (alive(pid)) process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  rmSync(file, { force: true });
+  return stopped;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function insecureGet(url: string): Promise<number> {
+  const { Agent, request } = await import('undici');
+  const dispatcher = new Agent({ connect: { rejectUnauthorized: false } });
+  try {
+    const r = await request(url, { dispatcher, headersTimeout: 2000 });
+    await r.body.text();
+    return r.statusCode;
+  } catch {
+    return 0;
+  } finally {
+    await dispatcher.close();
+  }
+}

@@ -1,0 +1,139 @@
+// Running tkube's executables as child processes: logs to files, readiness
+// polling, and stopping by PID (SIGTERM, then SIGKILL), also when the parent
+// exits unexpectedly.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+import { Agent, request } from 'undici';
+import { loadKubeconfig } from '../client/kubeconfig';
+
+/** dist/ of this build (code runs from dist/shared/cluster). */
+export const DIST = resolve(__dirname, '../..');
+
+const children = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+});
+
+export interface Proc {
+  name: string;
+  child: ChildProcess;
+  pid: number;
+  logFile: string;
+  exited: Promise<number | null>;
+  /** Sends signal and waits for the exit, with SIGKILL after timeoutMs. */
+  stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<number | null>;
+}
+
+export interface StartOptions {
+  /** Name of the log file (default: the executable's name). */
+  logName?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Keep running when the parent exits (tkube up --detach). */
+  detached?: boolean;
+}
+
+/** Starts `node dist/cmd/<executable>.js args`, logging to <logDir>/<name>.log. */
+export function startExecutable(executable: string, args: string[], logDir: string, o: StartOptions = {}): Proc {
+  mkdirSync(logDir, { recursive: true });
+  const name = o.logName ?? executable;
+  const logFile = join(logDir, `${name}.log`);
+  const out = createWriteStream(logFile, { flags: 'a' });
+  const child = spawn(process.execPath, [join(DIST, 'cmd', `${executable}.js`), ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...(o.env ?? {}) },
+    detached: o.detached,
+  });
+  child.stdout!.pipe(out);
+  child.stderr!.pipe(out);
+  if (o.detached) child.unref();
+  else children.add(child);
+  const exited = new Promise<number | null>((r) =>
+    child.on('exit', (code) => {
+      children.delete(child);
+      r(code);
+    }),
+  );
+  return {
+    name,
+    child,
+    pid: child.pid!,
+    logFile,
+    exited,
+    async stop(signal = 'SIGTERM', timeoutMs = 15_000) {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      child.kill(signal);
+      const t = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+      const code = await exited;
+      clearTimeout(t);
+      return code;
+    },
+  };
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const a = s.address();
+      const port = typeof a === 'object' && a ? a.port : 0;
+      s.close(() => resolvePort(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+export async function portIsFree(port: number, host = '127.0.0.1'): Promise<boolean> {
+  return new Promise((r) => {
+    const s = createServer();
+    s.once('error', () => r(false));
+    s.listen(port, host, () => s.close(() => r(true)));
+  });
+}
+
+/** GETs a path with a kubeconfig's credentials; resolves with status and body. */
+export async function getWithKubeconfig(kubeconfig: string, path: string, timeoutMs = 2000): Promise<{ status: number; body: string }> {
+  const c = loadKubeconfig(kubeconfig);
+  const dispatcher = new Agent({ connect: { ca: c.caPem, cert: c.certPem, key: c.keyPem } });
+  try {
+    const r = await request(c.server + path, {
+      dispatcher,
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+      headers: c.token ? { authorization: `Bearer ${c.token}` } : {},
+    });
+    return { status: r.statusCode, body: await r.body.text() };
+  } finally {
+    await dispatcher.close();
+  }
+}
+
+/** Polls until fn resolves truthy; throws with the last failure after timeoutMs. */
+export async function waitUntil<T>(fn: () => Promise<T | false | undefined | null>, timeoutMs: number, what: string, exited?: Promise<unknown>): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  let dead = false;
+  void exited?.then(() => (dead = true));
+  while (Date.now() < deadline) {
+    if (dead) throw new Error(`${what}: the process exited`);
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (err) {
+      last = String(err);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`timed out waiting for ${what}${last ? `: ${last}` : ''}`);
+}
+
+/** Waits for an HTTPS path to answer 200 with the kubeconfig's credentials. */
+export function waitForHTTP(kubeconfig: string, path: string, timeoutMs: number, exited?: Promise<unknown>): Promise<true> {
+  return waitUntil(
+    async () => existsSync(kubeconfig) && (await getWithKubeconfig(kubeconfig, path)).status === 200,
+    timeoutMs,
+    path,
+    exited,
+  ) as Promise<true>;
+}
