@@ -23,6 +23,13 @@ function served(registry: Registry, group: string, resource: string): ServedReso
 
 /** Creates the object unless it exists. */
 async function ensure(s: ServedResource, namespace: string, obj: any): Promise<void> {
+  // Look first: a restart must not run create-time side effects (address allocation) again.
+  try {
+    await s.store.reader.get(systemContext(namespace), obj.metadata.name);
+    return;
+  } catch (err) {
+    if (!isStatusError(err, 'NotFound')) throw err;
+  }
   try {
     await s.store.create(systemContext(namespace), s.toStorage(obj));
   } catch (err) {

@@ -71,8 +71,26 @@ export class ServiceAllocator {
       });
       return true;
     } catch (err) {
-      if (isStatusError(err, 'AlreadyExists')) return false;
+      if (isStatusError(err, 'AlreadyExists')) return this.heldBy(s, ip, svc);
       throw err;
+    }
+  }
+
+  /** An address already reserved for this same service (a retried or interrupted create) is its own. */
+  private async heldBy(
+    s: NonNullable<ServiceAllocator['ipAddresses']>,
+    ip: string,
+    svc: any,
+  ): Promise<boolean> {
+    try {
+      const ref = (await s.store.reader.get(systemContext(), ip)).obj.spec?.parentRef;
+      return (
+        ref?.resource === 'services' &&
+        ref.namespace === svc.metadata.namespace &&
+        ref.name === svc.metadata.name
+      );
+    } catch {
+      return false;
     }
   }
 
