@@ -37,6 +37,11 @@ export async function startTestAPIServer(overrides: FlagValues = {}): Promise<Te
     ...overrides,
   });
   const running = await startAPIServer(values);
+  // Like a client waiting for /readyz: post-start hooks (bootstrap objects, RBAC policy) have run.
+  for (let i = 0; i < 300; i++) {
+    if ((await running.server.readyz.serve('', new URLSearchParams())).code === 200) break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
   return {
     url: `https://127.0.0.1:${running.port}`,
     port: running.port,
