@@ -244,6 +244,18 @@ describe('resource API: lists, resourceVersions and watches', function () {
       }
     });
 
+    it('follows live changes after the initial state when no resourceVersion is given', async () => {
+      const evs = await watch('', 11, async () => {
+        await new Promise((r) => setTimeout(r, 200));
+        await api('POST', cms, {
+          body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'after-initial' } },
+        });
+      });
+      assert.equal(evs.length, 11);
+      assert.deepEqual([evs[10].type, evs[10].object.metadata.name], ['ADDED', 'after-initial']);
+      await api('DELETE', `${cms}/after-initial`);
+    });
+
     it('starts exactly after a given resourceVersion, with MODIFIED and DELETED', async () => {
       const rv = (await api('GET', cms)).json.metadata.resourceVersion;
       const evs = await watch(`resourceVersion=${rv}`, 3, async () => {

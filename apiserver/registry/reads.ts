@@ -339,6 +339,8 @@ export class StoreReader {
   // ---- watch ------------------------------------------------------------------
 
   async watch(ctx: RequestContext, opts: WatchOptions): Promise<WatchStream> {
+    // The cache must be following the store before the initial state is read, so no event falls between.
+    if (this.cacher) await this.cacher.ready();
     const { labels, fields } = this.selectors(opts.labelSelector, opts.fieldSelector);
     const match = this.matcher(labels, fields);
     const prefix = keyPrefix(this.res, ctx.namespace || fields.exactValue('metadata.namespace'));

@@ -261,8 +261,12 @@ export class APIServer {
     if (ms <= 0) return work;
     let timer: NodeJS.Timeout | undefined;
     const expired = new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), ms)));
-    const result = await Promise.race([work.then(() => 'done' as const), expired]);
-    clearTimeout(timer);
+    let result: 'done' | 'timeout';
+    try {
+      result = await Promise.race([work.then(() => 'done' as const), expired]);
+    } finally {
+      clearTimeout(timer);
+    }
     if (result === 'timeout') {
       abort.abort();
       respondError(res, timeoutError('Timeout: request did not complete within the allotted timeout'));
