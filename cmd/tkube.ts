@@ -31,7 +31,9 @@ function progressDisplay() {
       }
       let i = 0;
       timer = setInterval(() => {
-        process.stdout.write(`\r${frames[i++ % frames.length]} ${label} (${((Date.now() - started) / 1000).toFixed(1)}s)`);
+        process.stdout.write(
+          `\r${frames[i++ % frames.length]} ${label} (${((Date.now() - started) / 1000).toFixed(1)}s)`,
+        );
       }, 80);
       return;
     }
@@ -43,12 +45,20 @@ function progressDisplay() {
   };
 }
 
-const program = new Command('tkube').description('A Kubernetes-compatible control plane in one process tree: local clusters in one command.');
+const program = new Command('tkube').description(
+  'A Kubernetes-compatible control plane in one process tree: local clusters in one command.',
+);
 
 program
   .command('up')
-  .description('start a local cluster: apiserver (embedded store or etcd), controller manager and node agents')
-  .option('--data-dir <dir>', 'directory of the cluster (data, certificates, kubeconfig, logs); a restart reuses it', '.tkube')
+  .description(
+    'start a local cluster: apiserver (embedded store or etcd), controller manager and node agents',
+  )
+  .option(
+    '--data-dir <dir>',
+    'directory of the cluster (data, certificates, kubeconfig, logs); a restart reuses it',
+    '.tkube',
+  )
   .option('--nodes <n>', 'number of node agents', (v) => parseInt(v, 10), 1)
   .option('--port <port>', 'apiserver secure port', (v) => parseInt(v, 10), 6443)
   .option('--etcd-servers <urls>', 'use etcd (comma-separated URLs) instead of the embedded store')
@@ -77,7 +87,9 @@ program
     try {
       await cluster.up();
     } catch (err) {
-      console.error(`\n✘ ${(err as Error).message}\n  Logs: ${relative(process.cwd(), cluster.logDir) || cluster.logDir}/`);
+      console.error(
+        `\n✘ ${(err as Error).message}\n  Logs: ${relative(process.cwd(), cluster.logDir) || cluster.logDir}/`,
+      );
       await stop(1);
       return;
     }
@@ -99,12 +111,16 @@ program
   .option('--data-dir <dir>', 'directory of the cluster', '.tkube')
   .action(async (o) => {
     const stopped = await stopRecordedCluster(o.dataDir);
-    console.log(stopped.length ? `Stopped ${stopped.join(', ')}.` : 'No running cluster recorded in ' + o.dataDir);
+    console.log(
+      stopped.length ? `Stopped ${stopped.join(', ')}.` : 'No running cluster recorded in ' + o.dataDir,
+    );
   });
 
 program
   .command('credentials')
-  .description('write a kubeconfig with a client certificate from the cluster CA (for scripts/local-up-cluster.sh)')
+  .description(
+    'write a kubeconfig with a client certificate from the cluster CA (for scripts/local-up-cluster.sh)',
+  )
   .requiredOption('--cert-dir <dir>', "the apiserver's --cert-dir (holds ca.crt and ca.key)")
   .requiredOption('--server <url>', 'apiserver URL')
   .requiredOption('--user <name>', 'common name (user), e.g. system:node:n1')

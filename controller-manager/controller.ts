@@ -32,7 +32,14 @@ export interface ControllerContext {
 
 /** The part of the event recorder controllers use (see shared/events). */
 export interface EventRecorderLike {
-  event(regarding: any, type: 'Normal' | 'Warning', reason: string, action: string, note: string, related?: any): void;
+  event(
+    regarding: any,
+    type: 'Normal' | 'Warning',
+    reason: string,
+    action: string,
+    note: string,
+    related?: any,
+  ): void;
 }
 
 export interface ControllerDescriptor {

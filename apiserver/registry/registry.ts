@@ -29,7 +29,13 @@ export interface UpstreamLocation {
 export interface CustomSubresource {
   get?(ctx: RequestContext, name: string, served: ServedResource): Promise<any>;
   /** Connect subresources (pods/log, pods/exec, nodes/proxy ...): the upstream to proxy the request to. */
-  locate?(ctx: RequestContext, name: string, served: ServedResource, query: URLSearchParams, subpath: string): Promise<UpstreamLocation>;
+  locate?(
+    ctx: RequestContext,
+    name: string,
+    served: ServedResource,
+    query: URLSearchParams,
+    subpath: string,
+  ): Promise<UpstreamLocation>;
   /** hooks: field manager and admission of the parent object's write. */
   update?(
     ctx: RequestContext,

@@ -18,10 +18,17 @@ export interface ComponentCredentialOptions {
 export async function writeComponentKubeconfig(o: ComponentCredentialOptions): Promise<void> {
   const caCert = join(o.certDir, 'ca.crt');
   const caKey = join(o.certDir, 'ca.key');
-  if (!existsSync(caCert) || !existsSync(caKey)) throw new Error(`no cluster CA in ${o.certDir} (the apiserver creates it on first start)`);
+  if (!existsSync(caCert) || !existsSync(caKey))
+    throw new Error(`no cluster CA in ${o.certDir} (the apiserver creates it on first start)`);
   const ca = { certPem: readFileSync(caCert, 'utf8'), keyPem: readFileSync(caKey, 'utf8') };
   const dir = join(o.kubeconfig, '..');
   const base = o.subject.commonName.replace(/[^a-zA-Z0-9.-]+/g, '-');
   const pair = await loadOrCreate(dir, base, () => createClientCert(ca, o.subject, 3650));
-  writeKubeconfig(o.kubeconfig, { server: o.server, caPem: ca.certPem, certPem: pair.certPem, keyPem: pair.keyPem, userName: o.subject.commonName });
+  writeKubeconfig(o.kubeconfig, {
+    server: o.server,
+    caPem: ca.certPem,
+    certPem: pair.certPem,
+    keyPem: pair.keyPem,
+    userName: o.subject.commonName,
+  });
 }

@@ -76,11 +76,16 @@ export class LocalCluster {
     const api = this.start(
       'apiserver',
       [
-        '--secure-port', String(this.apiserverPort),
-        '--bind-address', '127.0.0.1',
-        '--data-dir', join(this.dataDir, 'apiserver', 'data'),
-        '--cert-dir', this.certDir,
-        '--write-kubeconfig', this.kubeconfig,
+        '--secure-port',
+        String(this.apiserverPort),
+        '--bind-address',
+        '127.0.0.1',
+        '--data-dir',
+        join(this.dataDir, 'apiserver', 'data'),
+        '--cert-dir',
+        this.certDir,
+        '--write-kubeconfig',
+        this.kubeconfig,
         ...(o.etcdServers?.length ? ['--etcd-servers', o.etcdServers.join(',')] : []),
         ...(o.apiserverArgs ?? []),
       ],
@@ -116,17 +121,28 @@ export class LocalCluster {
       const cm = this.start(
         'controller-manager',
         [
-          '--kubeconfig', cmKubeconfig,
-          '--secure-port', String(port),
-          '--bind-address', '127.0.0.1',
-          '--root-ca-file', join(this.certDir, 'ca.crt'),
-          '--cluster-signing-cert-file', join(this.certDir, 'ca.crt'),
-          '--cluster-signing-key-file', join(this.certDir, 'ca.key'),
+          '--kubeconfig',
+          cmKubeconfig,
+          '--secure-port',
+          String(port),
+          '--bind-address',
+          '127.0.0.1',
+          '--root-ca-file',
+          join(this.certDir, 'ca.crt'),
+          '--cluster-signing-cert-file',
+          join(this.certDir, 'ca.crt'),
+          '--cluster-signing-key-file',
+          join(this.certDir, 'ca.key'),
           ...(o.controllerManagerArgs ?? []),
         ],
         'controller-manager',
       );
-      await waitUntil(async () => (await insecureGet(`https://127.0.0.1:${port}/healthz`)) === 200, timeout, 'controller-manager /healthz', cm.exited);
+      await waitUntil(
+        async () => (await insecureGet(`https://127.0.0.1:${port}/healthz`)) === 200,
+        timeout,
+        'controller-manager /healthz',
+        cm.exited,
+      );
       progress('controller-manager', 'done');
     }
 
@@ -134,22 +150,36 @@ export class LocalCluster {
       progress('nodes', 'start', `${nodes}`);
       const started: Proc[] = [];
       for (let i = 0; i < nodes; i++) {
-        const ports = o.nodePorts?.(i) ?? { port: 10250 + 100 * i, readOnlyPort: 10255 + 100 * i, healthzPort: 10248 + 100 * i };
+        const ports = o.nodePorts?.(i) ?? {
+          port: 10250 + 100 * i,
+          readOnlyPort: 10255 + 100 * i,
+          healthzPort: 10248 + 100 * i,
+        };
         const dir = join(this.dataDir, 'nodes', nodeName(i));
         started.push(
           this.start(
             'nodeagent',
             [
-              '--kubeconfig', join(dir, 'kubeconfig'),
-              '--hostname-override', nodeName(i),
-              '--node-ip', '127.0.0.1',
-              '--address', '127.0.0.1',
-              '--port', String(ports.port),
-              '--read-only-port', String(ports.readOnlyPort),
-              '--healthz-port', String(ports.healthzPort),
-              '--root-dir', dir,
-              '--cert-dir', join(dir, 'pki'),
-              '--pod-cidr', `10.244.${i}.0/24`,
+              '--kubeconfig',
+              join(dir, 'kubeconfig'),
+              '--hostname-override',
+              nodeName(i),
+              '--node-ip',
+              '127.0.0.1',
+              '--address',
+              '127.0.0.1',
+              '--port',
+              String(ports.port),
+              '--read-only-port',
+              String(ports.readOnlyPort),
+              '--healthz-port',
+              String(ports.healthzPort),
+              '--root-dir',
+              dir,
+              '--cert-dir',
+              join(dir, 'pki'),
+              '--pod-cidr',
+              `10.244.${i}.0/24`,
               ...(o.nodeagentArgs?.(i) ?? []),
             ],
             nodeName(i),
@@ -157,7 +187,12 @@ export class LocalCluster {
         );
       }
       for (let i = 0; i < nodes; i++) {
-        await waitUntil(() => this.nodeReady(nodeName(i)), timeout, `node ${nodeName(i)} Ready`, started[i].exited);
+        await waitUntil(
+          () => this.nodeReady(nodeName(i)),
+          timeout,
+          `node ${nodeName(i)} Ready`,
+          started[i].exited,
+        );
       }
       progress('nodes', 'done', `${nodes}`);
     }
@@ -177,7 +212,11 @@ export class LocalCluster {
   }
 
   private saveState(): void {
-    const state: ClusterState = { pids: this.procs.map((p) => ({ name: p.name, pid: p.pid })), kubeconfig: this.kubeconfig, server: this.server };
+    const state: ClusterState = {
+      pids: this.procs.map((p) => ({ name: p.name, pid: p.pid })),
+      kubeconfig: this.kubeconfig,
+      server: this.server,
+    };
     writeFileSync(this.stateFile(), JSON.stringify(state, null, 2));
   }
 

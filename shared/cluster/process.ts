@@ -35,7 +35,12 @@ export interface StartOptions {
 }
 
 /** Starts `node dist/cmd/<executable>.js args`, logging to <logDir>/<name>.log. */
-export function startExecutable(executable: string, args: string[], logDir: string, o: StartOptions = {}): Proc {
+export function startExecutable(
+  executable: string,
+  args: string[],
+  logDir: string,
+  o: StartOptions = {},
+): Proc {
   mkdirSync(logDir, { recursive: true });
   const name = o.logName ?? executable;
   const logFile = join(logDir, `${name}.log`);
@@ -93,7 +98,11 @@ export async function portIsFree(port: number, host = '127.0.0.1'): Promise<bool
 }
 
 /** GETs a path with a kubeconfig's credentials; resolves with status and body. */
-export async function getWithKubeconfig(kubeconfig: string, path: string, timeoutMs = 2000): Promise<{ status: number; body: string }> {
+export async function getWithKubeconfig(
+  kubeconfig: string,
+  path: string,
+  timeoutMs = 2000,
+): Promise<{ status: number; body: string }> {
   const c = loadKubeconfig(kubeconfig);
   const dispatcher = new Agent({ connect: { ca: c.caPem, cert: c.certPem, key: c.keyPem } });
   try {
@@ -110,7 +119,12 @@ export async function getWithKubeconfig(kubeconfig: string, path: string, timeou
 }
 
 /** Polls until fn resolves truthy; throws with the last failure after timeoutMs. */
-export async function waitUntil<T>(fn: () => Promise<T | false | undefined | null>, timeoutMs: number, what: string, exited?: Promise<unknown>): Promise<T> {
+export async function waitUntil<T>(
+  fn: () => Promise<T | false | undefined | null>,
+  timeoutMs: number,
+  what: string,
+  exited?: Promise<unknown>,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last = '';
   let dead = false;
@@ -129,7 +143,12 @@ export async function waitUntil<T>(fn: () => Promise<T | false | undefined | nul
 }
 
 /** Waits for an HTTPS path to answer 200 with the kubeconfig's credentials. */
-export function waitForHTTP(kubeconfig: string, path: string, timeoutMs: number, exited?: Promise<unknown>): Promise<true> {
+export function waitForHTTP(
+  kubeconfig: string,
+  path: string,
+  timeoutMs: number,
+  exited?: Promise<unknown>,
+): Promise<true> {
   return waitUntil(
     async () => existsSync(kubeconfig) && (await getWithKubeconfig(kubeconfig, path)).status === 200,
     timeoutMs,

@@ -58,7 +58,7 @@ export async function startAPIServerProcess(o: APIServerOptions = {}): Promise<A
     await waitForHTTP(kubeconfig, '/readyz', 30_000, p.exited);
   } catch (err) {
     await p.stop('SIGKILL');
-    throw new Error(`${(err as Error).message}; see ${p.logFile}`);
+    throw new Error(`${(err as Error).message}; see ${p.logFile}`, { cause: err });
   }
   return {
     ...p,

@@ -5,7 +5,16 @@ import { StatusError } from '../../../shared/api/status';
 import type { Scope } from '../scope';
 import type { ServerResponse } from 'node:http';
 
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'proxy-connection', 'te', 'trailer', 'content-length']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'upgrade',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'content-length',
+]);
 
 export async function handleProxy(s: Scope): Promise<void> {
   const sub = s.sub!;
@@ -27,10 +36,14 @@ export async function handleProxy(s: Scope): Promise<void> {
       dispatcher,
       signal: ac.signal,
       body: hasBody ? (s.req as any) : undefined,
-      headers: { accept: String(s.req.headers.accept ?? '*/*'), ...(hasBody ? { 'content-type': String(s.req.headers['content-type'] ?? '') } : {}) },
+      headers: {
+        accept: String(s.req.headers.accept ?? '*/*'),
+        ...(hasBody ? { 'content-type': String(s.req.headers['content-type'] ?? '') } : {}),
+      },
     });
     const headers: Record<string, string | string[]> = {};
-    for (const [k, v] of Object.entries(upstream.headers)) if (v !== undefined && !HOP_BY_HOP.has(k)) headers[k] = v as string | string[];
+    for (const [k, v] of Object.entries(upstream.headers))
+      if (v !== undefined && !HOP_BY_HOP.has(k)) headers[k] = v as string | string[];
     const res = s.res as ServerResponse;
     res.writeHead(upstream.statusCode, headers);
     res.flushHeaders?.();
@@ -41,7 +54,11 @@ export async function handleProxy(s: Scope): Promise<void> {
   } catch (err) {
     if (ac.signal.aborted) return;
     const e = err as Error & { code?: string };
-    throw new StatusError(500, 'InternalError', `${s.req.method ?? 'GET'} "${loc.url}": ${e.code ? `${e.code}: ` : ''}${e.message}`);
+    throw new StatusError(
+      500,
+      'InternalError',
+      `${s.req.method ?? 'GET'} "${loc.url}": ${e.code ? `${e.code}: ` : ''}${e.message}`,
+    );
   } finally {
     void dispatcher.close();
   }

@@ -86,7 +86,8 @@ export function nodeConnectionInfo(node: any, conn: KubeletConnection): { host: 
   );
 }
 
-const hostPort = (host: string, port: number) => (host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`);
+const hostPort = (host: string, port: number) =>
+  host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
 
 async function getNode(registry: Registry, name: string, ctx: RequestContext): Promise<any> {
   const nodes = registry.preferred('', 'nodes');
@@ -151,22 +152,47 @@ export function podLogQuery(q: URLSearchParams, podName: string): URLSearchParam
   const sinceSeconds = intParam(q, 'sinceSeconds', errs);
   const sinceTime = q.get('sinceTime');
   if (tailLines !== undefined && tailLines < 0)
-    errs.push({ type: 'FieldValueInvalid', field: 'tailLines', badValue: tailLines, detail: 'must be greater than or equal to 0' });
+    errs.push({
+      type: 'FieldValueInvalid',
+      field: 'tailLines',
+      badValue: tailLines,
+      detail: 'must be greater than or equal to 0',
+    });
   if (limitBytes !== undefined && limitBytes < 1)
-    errs.push({ type: 'FieldValueInvalid', field: 'limitBytes', badValue: limitBytes, detail: 'must be greater than 0' });
+    errs.push({
+      type: 'FieldValueInvalid',
+      field: 'limitBytes',
+      badValue: limitBytes,
+      detail: 'must be greater than 0',
+    });
   if (sinceSeconds !== undefined && sinceSeconds < 1)
-    errs.push({ type: 'FieldValueInvalid', field: 'sinceSeconds', badValue: sinceSeconds, detail: 'must be greater than 0' });
+    errs.push({
+      type: 'FieldValueInvalid',
+      field: 'sinceSeconds',
+      badValue: sinceSeconds,
+      detail: 'must be greater than 0',
+    });
   if (sinceSeconds !== undefined && sinceTime)
-    errs.push({ type: 'FieldValueForbidden', field: '', detail: 'at most one of `sinceTime` or `sinceSeconds` may be specified' });
+    errs.push({
+      type: 'FieldValueForbidden',
+      field: '',
+      detail: 'at most one of `sinceTime` or `sinceSeconds` may be specified',
+    });
   if (sinceTime && Number.isNaN(Date.parse(sinceTime)))
-    errs.push({ type: 'FieldValueInvalid', field: 'sinceTime', badValue: sinceTime, detail: 'must be an RFC 3339 time' });
+    errs.push({
+      type: 'FieldValueInvalid',
+      field: 'sinceTime',
+      badValue: sinceTime,
+      detail: 'must be an RFC 3339 time',
+    });
   if (errs.length) throw invalid({ group: '', kind: 'PodLogOptions' }, podName, errs);
   const out = new URLSearchParams();
   if (bool(q.get('follow'))) out.set('follow', 'true');
   if (bool(q.get('previous'))) out.set('previous', 'true');
   if (bool(q.get('timestamps'))) out.set('timestamps', 'true');
   if (sinceSeconds !== undefined) out.set('sinceSeconds', String(sinceSeconds));
-  if (sinceTime) out.set('sinceTime', new Date(Date.parse(sinceTime)).toISOString().replace(/\.\d{3}Z$/, 'Z'));
+  if (sinceTime)
+    out.set('sinceTime', new Date(Date.parse(sinceTime)).toISOString().replace(/\.\d{3}Z$/, 'Z'));
   if (tailLines !== undefined) out.set('tailLines', String(tailLines));
   if (limitBytes !== undefined) out.set('limitBytes', String(limitBytes));
   return out;
@@ -191,7 +217,11 @@ export async function podLogLocation(
   const { host, port } = nodeConnectionInfo(node, conn);
   const path = `/containerLogs/${encodeURIComponent(pod.metadata.namespace)}/${encodeURIComponent(pod.metadata.name)}/${encodeURIComponent(container)}`;
   const qs = params.toString();
-  return location(conn, `https://${hostPort(host, port)}${path}${qs ? `?${qs}` : ''}`, bool(query.get('insecureSkipTLSVerifyBackend')));
+  return location(
+    conn,
+    `https://${hostPort(host, port)}${path}${qs ? `?${qs}` : ''}`,
+    bool(query.get('insecureSkipTLSVerifyBackend')),
+  );
 }
 
 /** nodes/<name>[:port]/proxy/<path> → the node agent's <path> (name may be "scheme:name:port"). */
