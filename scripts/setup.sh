@@ -18,7 +18,9 @@ say() { [ "$quiet" = 1 ] || echo "setup: $*"; }
 # npm packages: install when node_modules is missing or older than the lockfile.
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   say "installing npm packages"
-  if [ -f package-lock.json ]; then npm ci --no-audit --no-fund; else npm install --no-audit --no-fund; fi
+  # npm install, not npm ci: this npm's ci refuses lock files that leave out other
+  # platforms' optional packages (msgpackr-extract), which npm itself writes that way.
+  npm install --no-audit --no-fund
 fi
 
 if [ "$with_etcd" = 1 ] && ! command -v etcd >/dev/null 2>&1; then
