@@ -161,6 +161,22 @@ describe('shared/client: REST client', function () {
     });
   }
 
+  it('deletes with DeleteOptions (a uid precondition) over HTTP/2', async () => {
+    const h2 = Client.create(srv.config, { http2: true, qps: -1 });
+    try {
+      const cms = h2.resource('configmaps').namespace('c1');
+      const cm = await cms.create({ metadata: { name: 'h2-delete' } });
+      await assert.rejects(
+        cms.delete('h2-delete', { preconditions: { uid: 'other' } }),
+        (e: any) => e.code === 409,
+      );
+      await cms.delete('h2-delete', { preconditions: { uid: cm.metadata.uid } });
+      await assert.rejects(cms.get('h2-delete'), (e: any) => e.code === 404);
+    } finally {
+      await h2.close();
+    }
+  });
+
   it('uses subresources: status and scale', async () => {
     const deps = pb.resource('deployments.apps').namespace('c1');
     const d = await deps.get('same');

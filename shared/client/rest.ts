@@ -114,6 +114,9 @@ export class Transport {
   readonly origin: string;
   readonly prefix: string;
   readonly agent: Agent;
+  /** HTTP/1.1 only, for DELETE with DeleteOptions: undici's HTTP/2 client cannot send a body with a DELETE. */
+  private http1?: Agent;
+  private readonly connect: Agent.Options['connect'];
   private readonly tokens: TokenSource;
   private closed = false;
 
@@ -122,19 +125,26 @@ export class Transport {
     this.origin = url.origin;
     this.prefix = url.pathname.replace(/\/+$/, '');
     this.tokens = new TokenSource(config.token, config.tokenFile, opts.clock);
+    this.connect = {
+      ca: config.caPem,
+      cert: config.certPem,
+      key: config.keyPem,
+      rejectUnauthorized: !config.insecure,
+      ...(config.serverName ? { servername: config.serverName } : {}),
+    };
     this.agent = new Agent({
       allowH2: opts.http2 ?? true,
       connections: opts.connections ?? null,
       keepAliveTimeout: 30_000,
       keepAliveMaxTimeout: 600_000,
-      connect: {
-        ca: config.caPem,
-        cert: config.certPem,
-        key: config.keyPem,
-        rejectUnauthorized: !config.insecure,
-        ...(config.serverName ? { servername: config.serverName } : {}),
-      },
+      connect: this.connect,
     });
+  }
+
+  /** The pool for a request: the main one, or HTTP/1.1 for a DELETE with a body. */
+  agentFor(method: string, hasBody: boolean): Agent {
+    if (method !== 'DELETE' || !hasBody) return this.agent;
+    return (this.http1 ??= new Agent({ allowH2: false, keepAliveTimeout: 30_000, connect: this.connect }));
   }
 
   authorization(): string | undefined {
@@ -147,14 +157,15 @@ export class Transport {
     if (this.closed) return;
     this.closed = true;
     let timer: NodeJS.Timeout | undefined;
-    const graceful = this.agent.close().then(
+    const graceful = Promise.all([this.agent.close(), this.http1?.close()]).then(
       () => true,
       () => true,
     );
     const late = new Promise<boolean>((r) => (timer = setTimeout(() => r(false), graceMs)));
     const done = await Promise.race([graceful, late]);
     clearTimeout(timer);
-    if (!done) await this.agent.destroy().catch(() => {});
+    if (!done)
+      await Promise.all([this.agent.destroy().catch(() => {}), this.http1?.destroy().catch(() => {})]);
   }
 }
 
@@ -272,7 +283,7 @@ export class RestClient {
     for (let attempt = 1; ; attempt++) {
       let res: Dispatcher.ResponseData;
       try {
-        res = await this.transport.agent.request({
+        res = await this.transport.agentFor(o.method, body !== undefined).request({
           origin: this.transport.origin,
           path,
           method: o.method,

@@ -1,0 +1,320 @@
+// What the node agent reports about resource use: /stats/summary (the
+// kubelet's stats/v1alpha1 Summary: node and per-pod), /spec (cAdvisor's
+// MachineInfo), and the Prometheus texts of /metrics/cadvisor and
+// /metrics/resource. The fake runtime's containers use no CPU or memory; their
+// logs are real files and are counted.
+import { statSync } from 'node:fs';
+import { MetricsRegistry } from '../../shared/metrics/registry';
+import type { MachineInfo, Readings } from '../status/sysinfo';
+import type { PodRecord } from '../pods/manager';
+import { rfc3339 } from '../status/node';
+
+export interface StatsSources {
+  nodeName: string;
+  machine: MachineInfo;
+  readings(): Readings | undefined;
+  pods(): PodRecord[];
+  startTime: number;
+  currentVersion: string;
+}
+
+function fileSize(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
+}
+
+interface ContainerUse {
+  name: string;
+  startedAt?: number;
+  logBytes: number;
+  running: boolean;
+}
+
+function containersOf(r: PodRecord): ContainerUse[] {
+  const out: ContainerUse[] = [];
+  for (const [name, s] of r.containers) {
+    const cur = s.current;
+    if (!cur) continue;
+    let logBytes = fileSize(cur.logPath);
+    if (s.last) logBytes += fileSize(s.last.logPath);
+    out.push({ name, startedAt: cur.startedAt, logBytes, running: cur.state === 'running' });
+  }
+  return out;
+}
+
+/** GET /stats/summary (only_cpu_and_memory=true leaves out filesystems, network, rlimit). */
+export function summary(src: StatsSources, onlyCpuAndMemory = false): any {
+  const r = src.readings();
+  const now = rfc3339(r?.time ?? Date.now());
+  const cpu = {
+    time: now,
+    usageNanoCores: r?.cpu.usageNanoCores ?? 0,
+    usageCoreNanoSeconds: r?.cpu.usageCoreNanoSeconds ?? 0,
+  };
+  const memory = {
+    time: now,
+    availableBytes: r?.memory.available ?? 0,
+    usageBytes: r?.memory.used ?? 0,
+    workingSetBytes: r?.memory.used ?? 0,
+    rssBytes: r?.memory.rss ?? 0,
+    pageFaults: 0,
+    majorPageFaults: 0,
+  };
+  const fs = r
+    ? {
+        time: now,
+        availableBytes: r.fs.available,
+        capacityBytes: r.fs.capacity,
+        usedBytes: r.fs.used,
+        ...(r.fs.inodes
+          ? {
+              inodesFree: r.fs.inodesFree,
+              inodes: r.fs.inodes,
+              inodesUsed: r.fs.inodes - (r.fs.inodesFree ?? 0),
+            }
+          : {}),
+      }
+    : undefined;
+  const node: any = {
+    nodeName: src.nodeName,
+    systemContainers: [
+      {
+        name: 'kubelet',
+        startTime: rfc3339(src.startTime),
+        cpu: {
+          time: now,
+          usageNanoCores: 0,
+          usageCoreNanoSeconds: Math.round(process.cpuUsage().user * 1000),
+        },
+        memory: {
+          time: now,
+          workingSetBytes: process.memoryUsage().rss,
+          usageBytes: process.memoryUsage().rss,
+        },
+      },
+      {
+        name: 'pods',
+        startTime: rfc3339(src.startTime),
+        cpu: { time: now, usageNanoCores: 0, usageCoreNanoSeconds: 0 },
+        memory: { time: now, availableBytes: r?.memory.available ?? 0, usageBytes: 0, workingSetBytes: 0 },
+      },
+    ],
+    startTime: rfc3339(src.startTime),
+    cpu,
+    memory,
+  };
+  if (!onlyCpuAndMemory) {
+    node.network = { time: now, interfaces: [] };
+    if (fs) {
+      node.fs = fs;
+      node.runtime = { imageFs: { ...fs, usedBytes: 0 }, containerFs: { ...fs, usedBytes: 0 } };
+    }
+    if (r) node.rlimit = { time: now, maxpid: r.pids.max, curproc: r.pids.running };
+  }
+  const pods = src.pods().map((p) => {
+    const md = p.pod.metadata;
+    const containers = containersOf(p).map((c) => ({
+      name: c.name,
+      startTime: rfc3339(c.startedAt ?? p.startTime ?? Date.now()),
+      cpu: { time: now, usageNanoCores: 0, usageCoreNanoSeconds: 0 },
+      memory: {
+        time: now,
+        usageBytes: 0,
+        workingSetBytes: 0,
+        rssBytes: 0,
+        pageFaults: 0,
+        majorPageFaults: 0,
+      },
+      ...(onlyCpuAndMemory
+        ? {}
+        : {
+            rootfs: {
+              time: now,
+              availableBytes: fs?.availableBytes ?? 0,
+              capacityBytes: fs?.capacityBytes ?? 0,
+              usedBytes: 0,
+            },
+            logs: {
+              time: now,
+              availableBytes: fs?.availableBytes ?? 0,
+              capacityBytes: fs?.capacityBytes ?? 0,
+              usedBytes: c.logBytes,
+            },
+          }),
+    }));
+    const logBytes = containers.reduce((a, c: any) => a + (c.logs?.usedBytes ?? 0), 0);
+    return {
+      podRef: { name: md.name, namespace: md.namespace, uid: p.uid },
+      startTime: rfc3339(p.startTime ?? Date.now()),
+      containers,
+      cpu: { time: now, usageNanoCores: 0, usageCoreNanoSeconds: 0 },
+      memory: {
+        time: now,
+        usageBytes: 0,
+        workingSetBytes: 0,
+        rssBytes: 0,
+        pageFaults: 0,
+        majorPageFaults: 0,
+      },
+      ...(onlyCpuAndMemory
+        ? {}
+        : {
+            network: { time: now, interfaces: [] },
+            'ephemeral-storage': {
+              time: now,
+              availableBytes: fs?.availableBytes ?? 0,
+              capacityBytes: fs?.capacityBytes ?? 0,
+              usedBytes: logBytes,
+            },
+            process_stats: { process_count: 0 },
+          }),
+    };
+  });
+  return { node, pods };
+}
+
+/** GET /spec: cAdvisor's MachineInfo, the fields kubectl and tools read. */
+export function machineSpec(src: StatsSources): any {
+  const r = src.readings();
+  return {
+    timestamp: new Date().toISOString(),
+    num_cores: src.machine.cores,
+    num_physical_cores: src.machine.cores,
+    num_sockets: 1,
+    cpu_frequency_khz: 0,
+    memory_capacity: src.machine.memoryCapacity,
+    swap_capacity: 0,
+    machine_id: src.machine.machineID,
+    system_uuid: src.machine.systemUUID,
+    boot_id: src.machine.bootID,
+    filesystems: r
+      ? [
+          {
+            device: r.fs.device || r.fs.mountpoint,
+            capacity: r.fs.capacity,
+            type: 'vfs',
+            inodes: r.fs.inodes ?? 0,
+            has_inodes: !!r.fs.inodes,
+          },
+        ]
+      : [],
+    disk_map: {},
+    network_devices: [],
+    topology: [],
+    cloud_provider: 'Unknown',
+    instance_type: 'Unknown',
+    instance_id: 'None',
+  };
+}
+
+function podLabels(p: PodRecord) {
+  return { namespace: p.pod.metadata.namespace ?? '', pod: p.pod.metadata.name ?? '' };
+}
+
+/** GET /metrics/cadvisor: machine facts and per-container series (zeros for CPU and memory). */
+export function cadvisorMetrics(src: StatsSources): string {
+  const reg = new MetricsRegistry({ currentVersion: src.currentVersion });
+  reg
+    .gauge({ name: 'machine_cpu_cores', help: 'Number of logical CPU cores.' })
+    .set(undefined, src.machine.cores);
+  reg
+    .gauge({ name: 'machine_memory_bytes', help: 'Amount of memory installed on the machine.' })
+    .set(undefined, src.machine.memoryCapacity);
+  const labels = ['container', 'id', 'image', 'name', 'namespace', 'pod'];
+  const start = reg.gauge({
+    name: 'container_start_time_seconds',
+    help: 'Start time of the container since unix epoch in seconds.',
+    labels,
+  });
+  const cpu = reg.counter({
+    name: 'container_cpu_usage_seconds_total',
+    help: 'Cumulative cpu time consumed in seconds.',
+    labels: [...labels, 'cpu'],
+  });
+  const mem = reg.gauge({
+    name: 'container_memory_working_set_bytes',
+    help: 'Current working set in bytes.',
+    labels,
+  });
+  for (const p of src.pods()) {
+    for (const [name, s] of p.containers) {
+      const c = s.current;
+      if (!c || c.state !== 'running') continue;
+      const l = {
+        ...podLabels(p),
+        container: name,
+        id: c.id,
+        image: c.image,
+        name: c.id.replace(/^[a-z]+:\/\//, ''),
+      };
+      start.set(l, (c.startedAt ?? 0) / 1000);
+      cpu.inc({ ...l, cpu: 'total' }, 0);
+      mem.set(l, 0);
+    }
+  }
+  return reg.expose();
+}
+
+/** GET /metrics/resource: what metrics-server scrapes. */
+export function resourceMetrics(src: StatsSources): string {
+  const r = src.readings();
+  const reg = new MetricsRegistry({ currentVersion: src.currentVersion });
+  reg
+    .counter({
+      name: 'node_cpu_usage_seconds_total',
+      help: 'Cumulative cpu time consumed by the node in core-seconds',
+    })
+    .inc(undefined, (r?.cpu.usageCoreNanoSeconds ?? 0) / 1e9);
+  reg
+    .gauge({ name: 'node_memory_working_set_bytes', help: 'Current working set of the node in bytes' })
+    .set(undefined, r?.memory.used ?? 0);
+  const cl = ['container', 'namespace', 'pod'];
+  const ccpu = reg.counter({
+    name: 'container_cpu_usage_seconds_total',
+    help: 'Cumulative cpu time consumed by the container in core-seconds',
+    labels: cl,
+  });
+  const cmem = reg.gauge({
+    name: 'container_memory_working_set_bytes',
+    help: 'Current working set of the container in bytes',
+    labels: cl,
+  });
+  const cstart = reg.gauge({
+    name: 'container_start_time_seconds',
+    help: 'Start time of the container since unix epoch in seconds',
+    labels: cl,
+  });
+  const pl = ['namespace', 'pod'];
+  const pcpu = reg.counter({
+    name: 'pod_cpu_usage_seconds_total',
+    help: 'Cumulative cpu time consumed by the pod in core-seconds',
+    labels: pl,
+  });
+  const pmem = reg.gauge({
+    name: 'pod_memory_working_set_bytes',
+    help: 'Current working set of the pod in bytes',
+    labels: pl,
+  });
+  for (const p of src.pods()) {
+    pcpu.inc(podLabels(p), 0);
+    pmem.set(podLabels(p), 0);
+    for (const [name, s] of p.containers) {
+      const c = s.current;
+      if (!c || c.state !== 'running') continue;
+      const l = { ...podLabels(p), container: name };
+      ccpu.inc(l, 0);
+      cmem.set(l, 0);
+      cstart.set(l, (c.startedAt ?? 0) / 1000);
+    }
+  }
+  reg
+    .gauge({
+      name: 'resource_scrape_error',
+      help: '1 if there was an error while getting container metrics, 0 otherwise',
+    })
+    .set(undefined, 0);
+  return reg.expose();
+}
