@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
+import { Command } from 'commander';
 import { formatDuration, parseDuration } from './duration';
+import { addFlags, readFlags } from './flags';
+import { commonFlags } from './common';
 
 describe('Go durations', () => {
   it('parses the forms Kubernetes flags use', () => {
@@ -24,5 +27,15 @@ describe('Go durations', () => {
     assert.equal(formatDuration(300), '300ms');
     assert.equal(formatDuration(0), '0s');
     assert.equal(formatDuration(8760 * 3_600_000), '8760h0m0s');
+  });
+});
+
+describe('flag parsing', () => {
+  it("takes klog's -v=2 as well as -v 2 and --v=2", () => {
+    for (const argv of [['-v=2'], ['-v', '2'], ['--v=2']]) {
+      const cmd = addFlags(new Command().exitOverride(), commonFlags);
+      cmd.parse(argv, { from: 'user' });
+      assert.equal(readFlags(cmd, commonFlags).values.v, 2, argv.join(' '));
+    }
   });
 });

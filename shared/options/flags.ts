@@ -57,6 +57,14 @@ function describeDefault(spec: FlagSpec): string | undefined {
 }
 
 function parserFor(spec: FlagSpec): (raw: string, prev: any) => any {
+  const parse = parseValue(spec);
+  // klog's "-v=2": commander hands the short form's value over with its "=".
+  return spec.short
+    ? (raw, prev) => parse(typeof raw === 'string' ? raw.replace(/^=/, '') : raw, prev)
+    : parse;
+}
+
+function parseValue(spec: FlagSpec): (raw: string, prev: any) => any {
   const flag = `--${spec.name}`;
   const fail = (raw: string, why: string): never => {
     throw new Error(`invalid argument "${raw}" for "${flag}" flag: ${why}`);

@@ -1,0 +1,64 @@
+// A controller manager in the test process, against a test apiserver: no
+// secure port and no leader election unless asked, only the named controllers.
+import { Client } from '../../shared/client';
+import { defaultFlagValues } from '../../shared/options/defaults';
+import type { FlagValues } from '../../shared/options/flags';
+import type { ControllerDescriptor } from '../controller';
+import { startControllerManager, type RunningControllerManager } from './manager';
+import { controllerManagerFlags } from './options';
+import { allControllers } from './controllers';
+
+export interface TestControllerManager {
+  manager: RunningControllerManager;
+  /** A client of its own for the test (no rate limit). */
+  client: Client;
+  stop(): Promise<void>;
+}
+
+export async function startTestControllerManager(
+  kubeconfig: string,
+  controllers: string[],
+  overrides: FlagValues = {},
+  descriptors: ControllerDescriptor[] = allControllers(),
+): Promise<TestControllerManager> {
+  const values = defaultFlagValues(controllerManagerFlags, {
+    kubeconfig,
+    securePort: 0,
+    leaderElect: false,
+    controllers,
+    kubeApiQps: -1,
+    ...overrides,
+  });
+  const manager = await startControllerManager(values, { descriptors });
+  await manager.leading;
+  // HTTP/1.1 like the manager's own client: undici cannot send DELETE bodies (DeleteOptions) over HTTP/2.
+  const client = Client.create(manager.client.config, { qps: -1, http2: false });
+  return {
+    manager,
+    client,
+    async stop() {
+      await client.close();
+      await manager.stop();
+    },
+  };
+}
+
+/** Polls fn until it returns something truthy (or throws after timeoutMs with the last error). */
+export async function waitFor<T>(
+  fn: () => Promise<T | undefined | null | false>,
+  timeoutMs = 20_000,
+  what = 'condition',
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+}

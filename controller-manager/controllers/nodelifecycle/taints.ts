@@ -1,0 +1,144 @@
+// Taints and tolerations as the node lifecycle and taint eviction controllers
+// use them (taintutils, v1helper.TolerationsTolerateTaint, controller utils'
+// SwapNodeControllerTaint), and nodes' zones.
+import { isConflict, isNotFound, type Client, type KubeObject } from '../../../shared/client';
+
+export interface Taint {
+  key: string;
+  value?: string;
+  effect: 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute' | string;
+  timeAdded?: string;
+}
+
+export interface Toleration {
+  key?: string;
+  operator?: 'Exists' | 'Equal' | string;
+  value?: string;
+  effect?: string;
+  tolerationSeconds?: number | null;
+}
+
+export const TAINT_UNREACHABLE = 'node.kubernetes.io/unreachable';
+export const TAINT_NOT_READY = 'node.kubernetes.io/not-ready';
+export const TAINT_UNSCHEDULABLE = 'node.kubernetes.io/unschedulable';
+export const TAINT_OUT_OF_SERVICE = 'node.kubernetes.io/out-of-service';
+
+export const UNREACHABLE_NO_EXECUTE: Taint = { key: TAINT_UNREACHABLE, effect: 'NoExecute' };
+export const NOT_READY_NO_EXECUTE: Taint = { key: TAINT_NOT_READY, effect: 'NoExecute' };
+
+/** Which condition status puts which NoSchedule taint on a node. */
+export const CONDITION_TAINTS: Record<string, Record<string, string>> = {
+  Ready: { False: TAINT_NOT_READY, Unknown: TAINT_UNREACHABLE },
+  MemoryPressure: { True: 'node.kubernetes.io/memory-pressure' },
+  DiskPressure: { True: 'node.kubernetes.io/disk-pressure' },
+  NetworkUnavailable: { True: 'node.kubernetes.io/network-unavailable' },
+  PIDPressure: { True: 'node.kubernetes.io/pid-pressure' },
+};
+export const CONDITION_TAINT_KEYS = new Set(Object.values(CONDITION_TAINTS).flatMap((m) => Object.values(m)));
+
+export const matchTaint = (a: Taint, b: Taint) => a.key === b.key && a.effect === b.effect;
+export const taintExists = (taints: Taint[] | undefined, t: Taint) => !!taints?.some((x) => matchTaint(x, t));
+
+/** v1.Toleration.ToleratesTaint. */
+export function tolerates(tol: Toleration, taint: Taint): boolean {
+  if (tol.effect && tol.effect !== taint.effect) return false;
+  if (tol.key !== undefined && tol.key !== '' && tol.key !== taint.key) return false;
+  switch (tol.operator ?? 'Equal') {
+    case 'Exists':
+      return true;
+    case 'Equal':
+    case '':
+      return (tol.value ?? '') === (taint.value ?? '');
+    default:
+      return false;
+  }
+}
+
+/** v1helper.GetMatchingTolerations: whether every taint is tolerated, and the tolerations used. */
+export function matchingTolerations(taints: Taint[], tolerations: Toleration[]): [boolean, Toleration[]] {
+  const used: Toleration[] = [];
+  for (const taint of taints) {
+    const t = tolerations.find((tol) => tolerates(tol, taint));
+    if (!t) return [false, []];
+    used.push(t);
+  }
+  return [true, used];
+}
+
+/** Seconds until eviction for the tolerations used: 0 = now, -1 = never. */
+export function minTolerationSeconds(used: Toleration[]): number {
+  if (!used.length) return 0;
+  let min = Infinity;
+  for (const t of used) {
+    if (t.tolerationSeconds === undefined || t.tolerationSeconds === null) continue;
+    if (t.tolerationSeconds <= 0) return 0;
+    if (t.tolerationSeconds < min) min = t.tolerationSeconds;
+  }
+  return min === Infinity ? -1 : min;
+}
+
+/** nodetopology.GetZoneKey: "region:\0:zone" from the topology (or legacy failure-domain) labels. */
+export function zoneKey(node: KubeObject): string {
+  const l = node.metadata?.labels ?? {};
+  const region = l['topology.kubernetes.io/region'] ?? l['failure-domain.beta.kubernetes.io/region'] ?? '';
+  const zone = l['topology.kubernetes.io/zone'] ?? l['failure-domain.beta.kubernetes.io/zone'] ?? '';
+  if (!region && !zone) return '';
+  return `${region}:\x00:${zone}`;
+}
+
+/** metav1.Time now. */
+function nowTime(now: number): string {
+  return new Date(Math.floor(now / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/**
+ * Adds taintsToAdd (NoExecute ones stamped with timeAdded) and removes
+ * taintsToRemove on the node, under optimistic concurrency; the first try uses
+ * the given (cached) node, retries read it again. False when it failed.
+ */
+export async function swapNodeTaints(
+  client: Client,
+  node: KubeObject,
+  taintsToAdd: Taint[],
+  taintsToRemove: Taint[],
+  now: number,
+  signal?: AbortSignal,
+): Promise<boolean> {
+  const nodes = client.resource('nodes');
+  let current: KubeObject = node;
+  for (let attempt = 1; attempt <= 5; attempt++) {
+    if (attempt > 1) {
+      try {
+        current = await nodes.get(node.metadata.name!, { signal });
+      } catch (err) {
+        if (isNotFound(err)) return false;
+        throw err;
+      }
+    }
+    const old: Taint[] = current.spec?.taints ?? [];
+    let next = old.filter((t) => !taintsToRemove.some((r) => matchTaint(r, t)));
+    for (const add of taintsToAdd) {
+      const existing = next.find((t) => matchTaint(t, add));
+      if (existing && (existing.value ?? '') === (add.value ?? '')) continue;
+      next = next.filter((t) => !matchTaint(t, add));
+      next.push({ ...add, ...(add.effect === 'NoExecute' ? { timeAdded: nowTime(now) } : {}) });
+    }
+    if (JSON.stringify(next) === JSON.stringify(old)) return true;
+    try {
+      await nodes.patch(
+        node.metadata.name!,
+        {
+          metadata: { resourceVersion: current.metadata.resourceVersion },
+          spec: { taints: next.length ? next : null },
+        },
+        'merge',
+        { signal },
+      );
+      return true;
+    } catch (err) {
+      if (isNotFound(err)) return false;
+      if (!isConflict(err)) throw err;
+    }
+  }
+  return false;
+}
