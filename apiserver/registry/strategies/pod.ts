@@ -1,7 +1,7 @@
 // Pods: status on create (Pending + QoS class), graceful deletion honouring
 // terminationGracePeriodSeconds, field selectors the kubelet and kubectl use,
 // and the binding and eviction subresources.
-import { badRequest, conflict, notFound, tooManyRequests, StatusError } from '../../../shared/api/status';
+import { badRequest, conflict, notFound, StatusError } from '../../../shared/api/status';
 import { selectorMatches } from '../../../shared/api/labels';
 import type { ResourceBehaviour, Registry, ServedResource } from '../registry';
 import { systemContext, type RequestContext } from '../context';
@@ -166,7 +166,20 @@ async function evict(
           (pdb.status?.observedGeneration ?? 0) < (pdb.metadata.generation ?? 0) ||
           (pdb.status?.disruptionsAllowed ?? 0) <= 0
         ) {
-          throw tooManyRequests("Cannot evict pod as it would violate the pod's disruption budget.", 10);
+          // No Retry-After, like Kubernetes: the caller decides whether to try again.
+          throw new StatusError(
+            429,
+            'TooManyRequests',
+            "Cannot evict pod as it would violate the pod's disruption budget.",
+            {
+              causes: [
+                {
+                  reason: 'DisruptionBudget',
+                  message: `The disruption budget ${pdb.metadata.name} needs ${pdb.status?.desiredHealthy ?? 0} healthy pods and has ${pdb.status?.currentHealthy ?? 0} currently`,
+                },
+              ],
+            },
+          );
         }
         await pdbs.store.update(
           systemContext(ctx.namespace),

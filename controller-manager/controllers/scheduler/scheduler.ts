@@ -1,0 +1,460 @@
+// kube-scheduler's job, as controller "scheduler": binds pending pods of the
+// default-scheduler to nodes through pods/binding. Filters like the default
+// plugins (NodeUnschedulable, TaintToleration, NodeAffinity, NodePorts,
+// NodeResourcesFit with the node's allocatable pods as --max-pods) and scores
+// (least allocated, balanced allocation, spreading a controller's pods, preferred
+// affinity, PreferNoSchedule taints); "0/3 nodes are available: ..." when
+// nothing fits, with the PodScheduled=False condition and a retry with backoff.
+import type { ControllerContext, ControllerDescriptor, EventRecorderLike } from '../../controller';
+import { isConflict, isNotFound, type ResourceClient } from '../../../shared/client';
+import {
+  ItemExponentialFailureRateLimiter,
+  RateLimitingQueue,
+  runWorkers,
+  type SharedIndexInformer,
+} from '../../../shared/informers';
+import { errMessage, intOption, keyOf, rfc3339, unwrap, type Obj } from '../util/base';
+import { getControllerOf } from '../util/controller-ref';
+import { NODE_NAME_INDEX, podInformer } from '../util/informers';
+import { isPodTerminal } from '../util/pod';
+import {
+  findUntoleratedTaint,
+  nodeSelectorTermMatches,
+  podMatchesNodeSelectorAndAffinity,
+  podRequests,
+  toMilli,
+  tolerationsTolerateTaint,
+  type Resources,
+  type Taint,
+} from '../util/scheduling';
+import type { Logger } from '../../../shared/log';
+
+export const DEFAULT_SCHEDULER_NAME = 'default-scheduler';
+/** podInitialBackoffSeconds / podMaxBackoffSeconds. */
+const INITIAL_BACKOFF_MS = 1000;
+const MAX_BACKOFF_MS = 10_000;
+/** An assumed binding the informer never confirmed is dropped after this. */
+const ASSUME_TTL_MS = 30_000;
+/** Requests assumed for scoring when a container states none (DefaultMilliCPURequest, DefaultMemoryRequest). */
+const DEFAULT_MILLI_CPU = 100;
+const DEFAULT_MEMORY = 200 * 1024 * 1024;
+
+const NOT_HELPFUL = 'Preemption is not helpful for scheduling';
+const NO_VICTIMS = 'No preemption victims found for incoming pod';
+
+interface Assumed {
+  node: string;
+  pod: Obj;
+  at: number;
+}
+
+interface NodeUsage {
+  requested: Resources;
+  /** Requests with the non-zero defaults (scoring). */
+  nonZeroCpu: number;
+  nonZeroMem: number;
+  pods: Obj[];
+  hostPorts: Set<string>;
+}
+
+/** One filter failure on one node: reasons and whether preemption could help. */
+interface Failure {
+  reasons: string[];
+  resolvable: boolean;
+}
+
+export function responsibleFor(pod: Obj): boolean {
+  return (pod.spec?.schedulerName ?? DEFAULT_SCHEDULER_NAME) === DEFAULT_SCHEDULER_NAME;
+}
+
+/** A pod waiting for this scheduler. */
+export function needsScheduling(pod: Obj): boolean {
+  return (
+    !pod.spec?.nodeName &&
+    !pod.metadata.deletionTimestamp &&
+    !isPodTerminal(pod) &&
+    responsibleFor(pod) &&
+    !(pod.spec?.schedulingGates?.length > 0)
+  );
+}
+
+function nonZeroRequests(pod: Obj): { cpu: number; mem: number } {
+  let cpu = 0;
+  let mem = 0;
+  for (const c of pod.spec?.containers ?? []) {
+    const r = toMilli(c.resources?.requests);
+    cpu += r.get('cpu') ?? DEFAULT_MILLI_CPU;
+    mem += (r.get('memory') ?? DEFAULT_MEMORY * 1000) / 1000;
+  }
+  return { cpu, mem };
+}
+
+function hostPortsOf(pod: Obj): string[] {
+  const out: string[] = [];
+  for (const c of pod.spec?.containers ?? [])
+    for (const p of c.ports ?? [])
+      if (p.hostPort) out.push(`${p.protocol ?? 'TCP'}/${p.hostIP || '0.0.0.0'}/${p.hostPort}`);
+  return out;
+}
+
+function portsConflict(want: string[], used: Set<string>): boolean {
+  for (const w of want) {
+    const [proto, ip, port] = w.split('/');
+    for (const u of used) {
+      const [p2, ip2, port2] = u.split('/');
+      if (proto !== p2 || port !== port2) continue;
+      if (ip === ip2 || ip === '0.0.0.0' || ip2 === '0.0.0.0') return true;
+    }
+  }
+  return false;
+}
+
+/** The taints the scheduler sees: the node's, plus not-ready/unreachable when its Ready condition says so. */
+export function effectiveTaints(node: Obj): Taint[] {
+  const taints: Taint[] = [...(node.spec?.taints ?? [])];
+  const ready = (node.status?.conditions ?? []).find((c: any) => c.type === 'Ready');
+  if (ready?.status !== 'True') {
+    const key =
+      ready?.status === 'Unknown' ? 'node.kubernetes.io/unreachable' : 'node.kubernetes.io/not-ready';
+    if (!taints.some((t) => t.key === key && t.effect === 'NoSchedule'))
+      taints.push({ key, effect: 'NoSchedule' });
+  }
+  return taints;
+}
+
+class UnschedulableError extends Error {}
+
+export class Scheduler {
+  readonly queue: RateLimitingQueue<string>;
+  private readonly pods: SharedIndexInformer<Obj>;
+  private readonly nodes: SharedIndexInformer<Obj>;
+  private readonly podClient: ResourceClient<Obj>;
+  private readonly recorder: EventRecorderLike;
+  private readonly log: Logger;
+  private readonly assumed = new Map<string, Assumed>();
+  private readonly unschedulable = new Set<string>();
+  private running?: Promise<void>;
+
+  constructor(private readonly ctx: ControllerContext) {
+    this.queue = new RateLimitingQueue<string>({
+      name: 'scheduler',
+      rateLimiter: new ItemExponentialFailureRateLimiter<string>(INITIAL_BACKOFF_MS, MAX_BACKOFF_MS),
+    });
+    this.log = ctx.log.child({ controller: 'scheduler' });
+    this.pods = podInformer(ctx);
+    this.nodes = ctx.informers.forResource<Obj>('nodes');
+    this.podClient = ctx.client.resource<Obj>('pods');
+    this.recorder = ctx.recorder(DEFAULT_SCHEDULER_NAME);
+
+    this.pods.addEventHandler({
+      onAdd: (pod) => this.podChanged(undefined, pod),
+      onUpdate: (old, pod) => this.podChanged(old, pod),
+      onDelete: (obj) => {
+        const pod = unwrap(obj);
+        const key = keyOf(pod);
+        this.assumed.delete(key);
+        this.unschedulable.delete(key);
+        if (pod.spec?.nodeName) this.moveUnschedulable();
+      },
+    });
+    this.nodes.addEventHandler({
+      onAdd: () => this.moveUnschedulable(),
+      onUpdate: (old, cur) => {
+        if (old.metadata.resourceVersion === cur.metadata.resourceVersion) return;
+        this.moveUnschedulable();
+      },
+    });
+  }
+
+  private podChanged(old: Obj | undefined, pod: Obj): void {
+    const key = keyOf(pod);
+    if (pod.spec?.nodeName) {
+      this.assumed.delete(key);
+      this.unschedulable.delete(key);
+      // A bound pod that finished frees its node's resources.
+      if (old && !isPodTerminal(old) && isPodTerminal(pod)) this.moveUnschedulable();
+      return;
+    }
+    if (!needsScheduling(pod)) return;
+    // Updates of a pod waiting for a retry (its own status condition) do not bypass its
+    // backoff, unless what decides its placement changed.
+    if (
+      old &&
+      this.unschedulable.has(key) &&
+      JSON.stringify(old.spec) === JSON.stringify(pod.spec) &&
+      JSON.stringify(old.metadata.labels) === JSON.stringify(pod.metadata.labels)
+    )
+      return;
+    this.unschedulable.delete(key);
+    this.queue.add(key);
+  }
+
+  /** A cluster event that may make unschedulable pods fit: retry them now. */
+  private moveUnschedulable(): void {
+    for (const key of this.unschedulable) this.queue.add(key);
+    this.unschedulable.clear();
+  }
+
+  run(): Promise<void> {
+    if (this.running) return this.running;
+    this.running = (async () => {
+      for (const inf of [this.pods, this.nodes]) if (!(await inf.whenSynced(this.ctx.signal))) return;
+      await runWorkers(this.queue, (key) => this.scheduleOne(key), {
+        workers: Math.max(1, intOption(this.ctx, 'concurrentSchedulerSyncs', 1)),
+        signal: this.ctx.signal,
+        onError: (key, err) => {
+          if (err instanceof UnschedulableError)
+            this.log.v(3)?.info('pod is unschedulable', { key, reason: err.message });
+          else this.log.warn('scheduling failed, retrying', { key, err: errMessage(err) });
+        },
+      });
+    })();
+    return this.running;
+  }
+
+  /** Requested resources per node: bound pods from the cache plus bindings in flight. */
+  private usageOf(nodeName: string): NodeUsage {
+    const usage: NodeUsage = {
+      requested: new Map(),
+      nonZeroCpu: 0,
+      nonZeroMem: 0,
+      pods: [],
+      hostPorts: new Set(),
+    };
+    const add = (p: Obj) => {
+      if (isPodTerminal(p)) return;
+      usage.pods.push(p);
+      for (const [k, v] of podRequests(p)) usage.requested.set(k, (usage.requested.get(k) ?? 0) + v);
+      const nz = nonZeroRequests(p);
+      usage.nonZeroCpu += nz.cpu;
+      usage.nonZeroMem += nz.mem;
+      for (const hp of hostPortsOf(p)) usage.hostPorts.add(hp);
+    };
+    for (const p of this.pods.indexer.byIndex(NODE_NAME_INDEX, nodeName)) add(p);
+    for (const [key, a] of this.assumed) {
+      if (a.node !== nodeName) continue;
+      const cached = this.pods.indexer.getByKey(key);
+      if (cached?.spec?.nodeName) continue;
+      add(a.pod);
+    }
+    return usage;
+  }
+
+  /** The filter plugins in kube's order; undefined when the pod fits. */
+  private filter(pod: Obj, node: Obj, usage: NodeUsage): Failure | undefined {
+    const tolerations = pod.spec?.tolerations ?? [];
+    // NodeUnschedulable
+    if (
+      node.spec?.unschedulable &&
+      !tolerationsTolerateTaint(tolerations, {
+        key: 'node.kubernetes.io/unschedulable',
+        effect: 'NoSchedule',
+      })
+    )
+      return { reasons: ['node(s) were unschedulable'], resolvable: false };
+    // TaintToleration
+    const taint = findUntoleratedTaint(effectiveTaints(node), tolerations, ['NoSchedule', 'NoExecute']);
+    if (taint)
+      return {
+        reasons: [`node(s) had untolerated taint {${taint.key}: ${taint.value ?? ''}}`],
+        resolvable: false,
+      };
+    // NodeAffinity
+    if (!podMatchesNodeSelectorAndAffinity(pod.spec, node))
+      return { reasons: ["node(s) didn't match Pod's node affinity/selector"], resolvable: false };
+    // NodePorts
+    if (portsConflict(hostPortsOf(pod), usage.hostPorts))
+      return { reasons: ["node(s) didn't have free ports for the requested pod ports"], resolvable: true };
+    // NodeResourcesFit
+    const alloc = toMilli(node.status?.allocatable);
+    const reasons: string[] = [];
+    const maxPods = (alloc.get('pods') ?? 110_000) / 1000;
+    if (usage.pods.length + 1 > maxPods) reasons.push('Too many pods');
+    const req = podRequests(pod);
+    for (const [name, amount] of req) {
+      if (amount === 0 || name === 'pods') continue;
+      const have = alloc.get(name) ?? 0;
+      const used = usage.requested.get(name) ?? 0;
+      if (amount > have - used) reasons.push(`Insufficient ${name}`);
+    }
+    if (reasons.length) return { reasons, resolvable: true };
+    return undefined;
+  }
+
+  /** Scores 0-100 per plugin, weighted like the default profile. */
+  private score(pod: Obj, nodes: Obj[], usages: Map<string, NodeUsage>): Map<string, number> {
+    const scores = new Map<string, number>();
+    const nz = nonZeroRequests(pod);
+    const owner = getControllerOf(pod)?.uid;
+    const sameOwner = new Map<string, number>();
+    let maxSame = 0;
+    const preferNo = new Map<string, number>();
+    let maxPreferNo = 0;
+    const affinity = new Map<string, number>();
+    let maxAffinity = 0;
+    const preferred: any[] =
+      pod.spec?.affinity?.nodeAffinity?.preferredDuringSchedulingIgnoredDuringExecution ?? [];
+    for (const node of nodes) {
+      const name = node.metadata.name!;
+      const u = usages.get(name)!;
+      const same = owner ? u.pods.filter((p) => getControllerOf(p)?.uid === owner).length : 0;
+      sameOwner.set(name, same);
+      maxSame = Math.max(maxSame, same);
+      const pn = (node.spec?.taints ?? []).filter(
+        (t: Taint) => t.effect === 'PreferNoSchedule' && !tolerationsTolerateTaint(pod.spec?.tolerations, t),
+      ).length;
+      preferNo.set(name, pn);
+      maxPreferNo = Math.max(maxPreferNo, pn);
+      let aff = 0;
+      for (const term of preferred)
+        if (nodeSelectorTermMatches(term.preference, node)) aff += term.weight ?? 0;
+      affinity.set(name, aff);
+      maxAffinity = Math.max(maxAffinity, aff);
+    }
+    for (const node of nodes) {
+      const name = node.metadata.name!;
+      const u = usages.get(name)!;
+      const alloc = toMilli(node.status?.allocatable);
+      const cpuAlloc = alloc.get('cpu') ?? 0;
+      const memAlloc = (alloc.get('memory') ?? 0) / 1000;
+      const frac = (used: number, cap: number) => (cap > 0 ? Math.min(1, used / cap) : 1);
+      const cpuF = frac(u.nonZeroCpu + nz.cpu, cpuAlloc);
+      const memF = frac(u.nonZeroMem + nz.mem, memAlloc);
+      // NodeResourcesFit LeastAllocated (weight 1)
+      const least = ((1 - cpuF) * 100 + (1 - memF) * 100) / 2;
+      // NodeResourcesBalancedAllocation (weight 1)
+      const balanced = (1 - Math.abs(cpuF - memF) / 2) * 100;
+      // Spreading a controller's pods across nodes (PodTopologySpread's system default, weight 2)
+      const spread = maxSame > 0 ? ((maxSame - sameOwner.get(name)!) * 100) / maxSame : 100;
+      // TaintToleration (weight 3): fewer untolerated PreferNoSchedule taints
+      const taints = maxPreferNo > 0 ? ((maxPreferNo - preferNo.get(name)!) * 100) / maxPreferNo : 100;
+      // NodeAffinity preferred terms (weight 2)
+      const aff = maxAffinity > 0 ? (affinity.get(name)! * 100) / maxAffinity : 0;
+      scores.set(name, least + balanced + 2 * spread + 3 * taints + 2 * aff);
+    }
+    return scores;
+  }
+
+  private async scheduleOne(key: string): Promise<void> {
+    const pod = this.pods.indexer.getByKey(key);
+    if (!pod || !needsScheduling(pod)) return;
+    const a = this.assumed.get(key);
+    if (a) {
+      if (this.ctx.now() - a.at < ASSUME_TTL_MS) return;
+      this.assumed.delete(key);
+    }
+    const nodes = this.nodes.lister().list();
+    if (!nodes.length) {
+      await this.unschedulableResult(pod, 'no nodes available to schedule pods');
+      return;
+    }
+    const usages = new Map<string, NodeUsage>();
+    const feasible: Obj[] = [];
+    const failures = new Map<string, Failure>();
+    for (const node of nodes) {
+      const usage = this.usageOf(node.metadata.name!);
+      usages.set(node.metadata.name!, usage);
+      const f = this.filter(pod, node, usage);
+      if (f) failures.set(node.metadata.name!, f);
+      else feasible.push(node);
+    }
+    if (!feasible.length) {
+      await this.unschedulableResult(pod, fitErrorMessage(nodes.length, [...failures.values()]));
+      return;
+    }
+    const scores = this.score(pod, feasible, usages);
+    let best: string[] = [];
+    let bestScore = -Infinity;
+    for (const [name, s] of scores) {
+      if (s > bestScore + 1e-9) {
+        bestScore = s;
+        best = [name];
+      } else if (Math.abs(s - bestScore) <= 1e-9) best.push(name);
+    }
+    const chosen = best[Math.floor(Math.random() * best.length)];
+    this.assumed.set(key, { node: chosen, pod, at: this.ctx.now() });
+    this.unschedulable.delete(key);
+    // Bind without holding the queue: the next pod already sees this one assumed.
+    void this.bind(pod, chosen);
+  }
+
+  private async bind(pod: Obj, node: string): Promise<void> {
+    const key = keyOf(pod);
+    try {
+      await this.podClient.namespace(pod.metadata.namespace!).bind(pod.metadata.name!, { name: node });
+      this.queue.forget(key);
+      this.recorder.event(
+        pod,
+        'Normal',
+        'Scheduled',
+        'Binding',
+        `Successfully assigned ${pod.metadata.namespace}/${pod.metadata.name} to ${node}`,
+      );
+    } catch (err) {
+      this.assumed.delete(key);
+      if (isNotFound(err)) return;
+      if (isConflict(err)) {
+        // Already bound (by someone else) or being deleted: the informer will tell.
+        return;
+      }
+      this.log.warn('binding failed', { pod: key, node, err: errMessage(err) });
+      this.queue.addRateLimited(key);
+    }
+  }
+
+  /** FailedScheduling event, PodScheduled=False, and a retry after backoff (or a cluster change). */
+  private async unschedulableResult(pod: Obj, message: string): Promise<void> {
+    const key = keyOf(pod);
+    this.recorder.event(pod, 'Warning', 'FailedScheduling', 'Scheduling', message);
+    const cur = (pod.status?.conditions ?? []).find((c: any) => c.type === 'PodScheduled');
+    if (!(cur?.status === 'False' && cur.reason === 'Unschedulable' && cur.message === message)) {
+      const cond = {
+        type: 'PodScheduled',
+        status: 'False',
+        lastProbeTime: null,
+        lastTransitionTime:
+          cur?.status === 'False' && cur.lastTransitionTime
+            ? cur.lastTransitionTime
+            : rfc3339(this.ctx.now()),
+        reason: 'Unschedulable',
+        message,
+      };
+      try {
+        await this.podClient
+          .namespace(pod.metadata.namespace!)
+          .patch(pod.metadata.name!, { status: { conditions: [cond] } }, 'strategic', {
+            subresource: 'status',
+          });
+      } catch (err) {
+        if (!isNotFound(err))
+          this.log.warn('could not update pod condition', { pod: key, err: errMessage(err) });
+      }
+    }
+    this.unschedulable.add(key);
+    // Retried with the queue's backoff (1 s doubling to 10 s), or at once on a cluster change.
+    throw new UnschedulableError(message);
+  }
+}
+
+/** FitError.Error(): "0/3 nodes are available: 1 Insufficient cpu, 2 .... preemption: ...". */
+export function fitErrorMessage(numNodes: number, failures: Failure[]): string {
+  const hist = new Map<string, number>();
+  for (const f of failures) for (const r of f.reasons) hist.set(r, (hist.get(r) ?? 0) + 1);
+  const parts = [...hist].map(([r, n]) => `${n} ${r}`).sort();
+  let msg = `0/${numNodes} nodes are available: ${parts.join(', ')}.`;
+  const pre = new Map<string, number>();
+  for (const f of failures) {
+    const r = f.resolvable ? NO_VICTIMS : NOT_HELPFUL;
+    pre.set(r, (pre.get(r) ?? 0) + 1);
+  }
+  const preParts = [...pre].map(([r, n]) => `${n} ${r}`).sort();
+  msg += ` preemption: 0/${numNodes} nodes are available: ${preParts.join(', ')}.`;
+  return msg;
+}
+
+export const schedulerController: ControllerDescriptor = {
+  name: 'scheduler',
+  start(ctx) {
+    void new Scheduler(ctx).run();
+  },
+};
