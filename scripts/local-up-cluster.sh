@@ -51,6 +51,7 @@ node dist/cmd/apiserver.js \
   --data-dir "$DATA_DIR/apiserver/data" \
   --cert-dir "$CERT_DIR" \
   --write-kubeconfig "$KUBECONFIG_PATH" \
+  --kubelet-preferred-address-types InternalIP,Hostname,InternalDNS,ExternalDNS,ExternalIP \
   "${storage_flags[@]}" $APISERVER_FLAGS >"$LOG_DIR/apiserver.log" 2>&1 &
 { set +x; } 2>/dev/null
 PIDS+=($!)

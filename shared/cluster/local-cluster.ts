@@ -86,6 +86,9 @@ export class LocalCluster {
         this.certDir,
         '--write-kubeconfig',
         this.kubeconfig,
+        // Node names of a local cluster do not resolve: reach node agents by their InternalIP first.
+        '--kubelet-preferred-address-types',
+        'InternalIP,Hostname,InternalDNS,ExternalDNS,ExternalIP',
         ...(o.etcdServers?.length ? ['--etcd-servers', o.etcdServers.join(',')] : []),
         ...(o.apiserverArgs ?? []),
       ],

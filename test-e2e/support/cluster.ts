@@ -1,0 +1,30 @@
+// A whole local cluster (apiserver, controller manager, node agents) on free
+// ports in a temp dir, for end-to-end tests.
+import { rmSync } from 'node:fs';
+import { LocalCluster, type LocalClusterOptions } from '../../shared/cluster/local-cluster';
+import { freePort, tempDir } from './processes';
+
+export async function startCluster(
+  o: Partial<LocalClusterOptions> = {},
+): Promise<LocalCluster & { cleanup(): Promise<void> }> {
+  const nodes = o.nodes ?? 1;
+  const ports: { port: number; readOnlyPort: number; healthzPort: number }[] = [];
+  for (let i = 0; i < nodes; i++)
+    ports.push({ port: await freePort(), readOnlyPort: await freePort(), healthzPort: await freePort() });
+  const dataDir = o.dataDir ?? tempDir('cluster');
+  const cluster = new LocalCluster({
+    dataDir,
+    nodes,
+    apiserverPort: o.apiserverPort ?? (await freePort()),
+    controllerManagerPort: o.controllerManagerPort ?? (await freePort()),
+    nodePorts: (i) => ports[i],
+    ...o,
+  });
+  await cluster.up();
+  return Object.assign(cluster, {
+    async cleanup() {
+      await cluster.down();
+      if (!o.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  });
+}
