@@ -107,7 +107,7 @@ export function encodeList(
   served: ServedResource,
   meta: ListMeta,
   items: CachedObject[],
-): Buffer {
+): Buffer | Buffer[] {
   const head = { kind: served.info.listKind, apiVersion: served.info.groupVersion, metadata: meta };
   if (rep.as)
     return encodeObject(
@@ -121,7 +121,7 @@ export function encodeList(
       parts.push(encodeCached(rep, served, items[i]));
     }
     parts.push(CLOSE_LIST);
-    return Buffer.concat(parts);
+    return parts;
   }
   if (rep.format === 'protobuf') {
     return encodeListFromRawItems(

@@ -1,6 +1,6 @@
 // Writing responses of resource requests: negotiated content type, Warning
 // headers collected while serving, and Status errors in the request's representation.
-import { send, statusHeaders, type Res } from '../server/http';
+import { bodyLength, send, statusHeaders, type Res } from '../server/http';
 import { StatusError, internalError } from '../../shared/api/status';
 import { encodeStatus, JSON_REP, type Representation } from './encoding';
 import type { Scope } from './scope';
@@ -23,12 +23,13 @@ const GZIP_THRESHOLD = 128 * 1024;
 export function respond(
   s: Scope,
   code: number,
-  body: Buffer,
+  body: Buffer | Buffer[],
   headers: Record<string, string | string[]> = {},
 ): void {
   const out: Record<string, string | string[]> = { ...warningHeaders(s.ctx.warnings), ...headers };
-  if (body.length >= GZIP_THRESHOLD && acceptsGzip(s) && featureGates.enabled('APIResponseCompression')) {
-    body = gzipSync(body, { level: 1 });
+  const length = Array.isArray(body) ? bodyLength(body) : body.length;
+  if (length >= GZIP_THRESHOLD && acceptsGzip(s) && featureGates.enabled('APIResponseCompression')) {
+    body = gzipSync(Array.isArray(body) ? Buffer.concat(body, length) : body, { level: 1 });
     out['content-encoding'] = 'gzip';
     out.vary = 'Accept-Encoding';
   }

@@ -39,8 +39,12 @@ async function ensure(s: ServedResource, namespace: string, obj: any): Promise<v
 
 export async function ensureSystemNamespaces(registry: Registry): Promise<void> {
   const ns = served(registry, '', 'namespaces');
-  for (const name of SYSTEM_NAMESPACES)
-    await ensure(ns, '', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+  // Together: concurrent creates share one commit of the store.
+  await Promise.all(
+    SYSTEM_NAMESPACES.map((name) =>
+      ensure(ns, '', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }),
+    ),
+  );
 }
 
 export async function ensurePriorityClasses(registry: Registry): Promise<void> {
@@ -54,8 +58,10 @@ export async function ensurePriorityClasses(registry: Registry): Promise<void> {
     preemptionPolicy: 'PreemptLowerPriority',
     description: `Used for system critical pods that must run in the ${name === 'system-node-critical' ? 'node' : 'cluster'}.`,
   });
-  await ensure(pc, '', make('system-node-critical', 2000001000));
-  await ensure(pc, '', make('system-cluster-critical', 2000000000));
+  await Promise.all([
+    ensure(pc, '', make('system-node-critical', 2000001000)),
+    ensure(pc, '', make('system-cluster-critical', 2000000000)),
+  ]);
 }
 
 export interface EndpointReconcilerOptions {

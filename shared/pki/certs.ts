@@ -1,13 +1,23 @@
 // Certificates for tkube's own use: a cluster CA, self-signed serving
 // certificates (apiserver, nodeagent) and client certificates (admin
-// kubeconfig), ECDSA P-256 through WebCrypto and @peculiar/x509 (which needs reflect-metadata).
-import 'reflect-metadata';
+// kubeconfig), ECDSA P-256 through WebCrypto and @peculiar/x509 (which needs
+// reflect-metadata). The library is loaded only when a certificate is made:
+// starting with existing certificates skips its ~60 ms of module loading.
 import { webcrypto, X509Certificate } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import * as x509 from '@peculiar/x509';
+import type * as X509 from '@peculiar/x509';
 
-x509.cryptoProvider.set(webcrypto as any);
+let x509lib: typeof X509 | undefined;
+
+async function loadX509(): Promise<typeof X509> {
+  if (!x509lib) {
+    await import('reflect-metadata');
+    x509lib = await import('@peculiar/x509');
+    x509lib.cryptoProvider.set(webcrypto as any);
+  }
+  return x509lib;
+}
 
 type CryptoKey = webcrypto.CryptoKey;
 type CryptoKeyPair = webcrypto.CryptoKeyPair;
@@ -62,6 +72,7 @@ async function newKeys(): Promise<CryptoKeyPair> {
 
 /** A new self-signed CA. */
 export async function createCA(commonName: string, days = 3650): Promise<KeyPair> {
+  const x509 = await loadX509();
   const keys = await newKeys();
   const now = Date.now();
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
@@ -89,11 +100,12 @@ async function issue(
   usage: 'server' | 'client',
   opts: ServingOptions = {},
 ): Promise<KeyPair> {
+  const x509 = await loadX509();
   const keys = await newKeys();
   const caCert = new x509.X509Certificate(ca.certPem);
   const caKey = await importKey(ca.keyPem);
   const now = Date.now();
-  const extensions: x509.Extension[] = [
+  const extensions: X509.Extension[] = [
     new x509.BasicConstraintsExtension(false, undefined, true),
     new x509.KeyUsagesExtension(
       x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment,
@@ -105,7 +117,7 @@ async function issue(
     await x509.AuthorityKeyIdentifierExtension.create(caCert),
   ];
   if (usage === 'server') {
-    const names: x509.JsonGeneralName[] = [
+    const names: X509.JsonGeneralName[] = [
       ...(opts.dnsNames ?? []).map((d) => ({ type: 'dns' as const, value: d })),
       ...(opts.ips ?? []).map((ip) => ({ type: 'ip' as const, value: ip })),
     ];

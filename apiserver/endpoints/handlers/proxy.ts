@@ -1,6 +1,5 @@
 // Connect subresources (pods/log, pods/exec, nodes/proxy ...): the registry
 // says where the request goes; this streams it there and the answer back.
-import { Agent, request } from 'undici';
 import { StatusError } from '../../../shared/api/status';
 import type { Scope } from '../scope';
 import type { ServerResponse } from 'node:http';
@@ -20,6 +19,8 @@ export async function handleProxy(s: Scope): Promise<void> {
   const sub = s.sub!;
   const subpath = s.info.parts.slice(3).join('/');
   const loc = await sub.custom!.locate!(s.ctx, s.info.name, s.served, s.query, subpath);
+  // Loaded on first use: most apiservers never proxy, and undici is a large module.
+  const { Agent, request } = await import('undici');
   const dispatcher = new Agent({
     connect: { ca: loc.caPem, cert: loc.certPem, key: loc.keyPem, rejectUnauthorized: !loc.insecure },
     headersTimeout: loc.timeoutMs,

@@ -63,18 +63,29 @@ export async function serveWatch(
     : undefined;
   s.req.on('close', end);
   res.on('close', end);
+  activeWatches++;
   try {
     for await (const batch of stream) {
       if (res.destroyed || res.writableEnded) break;
-      let ok = true;
-      for (const item of batch) {
+      let items = batch;
+      if (activeWatches >= COALESCE_FROM_WATCHERS) {
+        // Many watchers: gather a window's events into one write per watcher (one TLS record
+        // and syscall instead of one per event), all flushed on one shared timer.
+        await flushTick();
+        const more = stream.takeQueued();
+        if (more.length) items = items.concat(more);
+      }
+      const frames: Buffer[] = [];
+      for (const item of items) {
         if (item.type === 'BOOKMARK' && !bookmarks) continue;
-        ok = res.write(encode(item)) && ok;
+        frames.push(encode(item));
         if (item.type === 'ERROR') {
           end();
           break;
         }
       }
+      if (!frames.length) continue;
+      const ok = res.write(frames.length === 1 ? frames[0] : Buffer.concat(frames));
       if (!ok && !ended)
         await new Promise<void>((r) => {
           const done = () => {
@@ -87,7 +98,25 @@ export async function serveWatch(
         });
     }
   } finally {
+    activeWatches--;
     end();
     if (!res.writableEnded && !res.destroyed) res.end();
   }
+}
+
+/** Watches being served by this process. */
+let activeWatches = 0;
+/** From this many open watches on, events are written in windows of COALESCE_WINDOW_MS. */
+const COALESCE_FROM_WATCHERS = 100;
+const COALESCE_WINDOW_MS = 20;
+let tick: Promise<void> | null = null;
+
+/** Resolves at the end of the current write window (one timer for every watcher). */
+function flushTick(): Promise<void> {
+  return (tick ??= new Promise((r) =>
+    setTimeout(() => {
+      tick = null;
+      r();
+    }, COALESCE_WINDOW_MS),
+  ));
 }

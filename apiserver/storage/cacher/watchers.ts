@@ -108,6 +108,13 @@ export class CacheWatcher implements AsyncIterable<WatchItem[]> {
     this.queue.push(item);
   }
 
+  /** Takes what is queued now without waiting (a writer gathering a window's events). */
+  takeQueued(): WatchItem[] {
+    const q = this.queue;
+    this.queue = [];
+    return q;
+  }
+
   /** Queues the initial state (synthetic ADDED events); never counts against the buffer. */
   preload(items: WatchItem[]): void {
     this.queue = items.concat(this.queue);
