@@ -52,6 +52,8 @@ export type WatchStream = CacheWatcher;
 
 /** How long a read waits for a resourceVersion the store has not reached yet. */
 const FRESHNESS_WAIT_MS = 3000;
+/** How long a consistent read waits for the cache to catch up before it reads the store. */
+const CONSISTENT_CACHE_WAIT_MS = 1000;
 
 const EXPIRED_CONTINUE =
   'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.';
@@ -93,6 +95,16 @@ export class StoreReader {
     }
   }
 
+  /**
+   * True when the cache is loaded and holds every write acknowledged so far, so a
+   * consistent read (no resourceVersion) can be served from it. Reads never start
+   * the cache: lists and watches do.
+   */
+  private async cacheIsCurrent(): Promise<boolean> {
+    const cacher = this.cacher;
+    return !!cacher && cacher.isReady && (await cacher.sync(CONSISTENT_CACHE_WAIT_MS));
+  }
+
   private mapStorageError(err: unknown, rv?: number): never {
     if (isStorageError(err, 'Compacted'))
       throw resourceExpired(`too old resource version: ${rv ?? 0} (${err.revision ?? 0})`);
@@ -112,6 +124,11 @@ export class StoreReader {
         if (!o) throw notFound(this.gr, name);
         return o;
       }
+    }
+    if (rv === undefined && (await this.cacheIsCurrent())) {
+      const o = this.cacher!.get(key);
+      if (!o) throw notFound(this.gr, name);
+      return o;
     }
     if (rv) await this.ensureReached(rv);
     const { kv } = await this.storage.get(key);
@@ -213,7 +230,10 @@ export class StoreReader {
     }
     if (rvMatch === 'Exact') return this.listExact(prefix, rv!, limit, match, filtered);
     if (rvMatch === 'NotOlderThan') return this.listNotOlderThan(prefix, rv!, limit, match, filtered);
-    if (rv === undefined) return this.listFromStore(prefix, 0, limit, prefix, match, filtered);
+    if (rv === undefined)
+      return (await this.cacheIsCurrent())
+        ? this.listFromCache(prefix, limit, match, filtered)
+        : this.listFromStore(prefix, 0, limit, prefix, match, filtered);
     if (rv === 0) return this.listNotOlderThan(prefix, 0, limit, match, filtered);
     return limit
       ? this.listExact(prefix, rv, limit, match, filtered)
@@ -367,9 +387,11 @@ export class StoreReader {
     let from: number;
     if (initialWanted) {
       const listed =
-        rv === undefined || !this.cacher
-          ? await this.listFromStore(prefix, 0, 0, prefix, undefined, false)
-          : await this.listNotOlderThan(prefix, rv, 0, undefined, false);
+        rv !== undefined && this.cacher
+          ? await this.listNotOlderThan(prefix, rv, 0, undefined, false)
+          : rv === undefined && (await this.cacheIsCurrent())
+            ? this.listFromCache(prefix, 0, undefined, false)
+            : await this.listFromStore(prefix, 0, 0, prefix, undefined, false);
       initial = listed.items;
       from = listed.rv;
     } else {

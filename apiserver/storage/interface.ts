@@ -75,6 +75,15 @@ export interface WatchOptions {
 export interface StorageWatch extends AsyncIterable<StorageEvent[]> {
   /** Ends the watch; a pending or later iteration step finishes with done. */
   stop(): void;
+  /**
+   * A progress notification: resolves with a revision R once the consumer has
+   * been handed every event up to R and asked for more, so a consumer that
+   * applies each batch before asking for the next has seen everything up to R.
+   * R is at least the revision of every write acknowledged before the call.
+   * Resolves undefined when the watch cannot tell yet (still replaying, ended).
+   * Optional: a backend without it leaves consistent reads to the store.
+   */
+  progress?(): Promise<number | undefined>;
 }
 
 export interface Storage {

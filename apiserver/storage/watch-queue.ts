@@ -13,6 +13,8 @@ export class WatchQueue implements StorageWatch {
   private waiterReject: ((e: unknown) => void) | null = null;
   private failure: StorageError | null = null;
   private done = false;
+  /** Callers of idle() waiting for the consumer to drain the queue. */
+  private idleWaiters: ((drained: boolean) => void)[] = [];
   /** Revision of the last event handed to the consumer. */
   private delivered: number;
 
@@ -32,6 +34,24 @@ export class WatchQueue implements StorageWatch {
   /** Sets the revision considered delivered when the watch starts "from now". */
   setStartRevision(revision: number): void {
     if (this.pending.length === 0 && this.delivered === 0) this.delivered = revision;
+  }
+
+  /**
+   * Resolves true once everything pushed so far was handed to the consumer and
+   * it is waiting for more (it has finished with what it got), false when the
+   * queue ends first.
+   */
+  idle(): Promise<boolean> {
+    if (this.closed) return Promise.resolve(false);
+    if (this.waiter) return Promise.resolve(true);
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private settleIdle(drained: boolean): void {
+    if (this.idleWaiters.length === 0) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const w of waiters) w(drained);
   }
 
   push(events: StorageEvent[]): void {
@@ -55,6 +75,7 @@ export class WatchQueue implements StorageWatch {
     this.failure = err;
     this.pending = [];
     this.onStop();
+    this.settleIdle(false);
     if (this.waiterReject) {
       const reject = this.waiterReject;
       this.waiter = this.waiterReject = null;
@@ -68,6 +89,7 @@ export class WatchQueue implements StorageWatch {
     this.done = true;
     this.pending = [];
     if (!wasFailed) this.onStop();
+    this.settleIdle(false);
     if (this.waiter) {
       const resolve = this.waiter;
       this.waiter = this.waiterReject = null;
@@ -87,6 +109,7 @@ export class WatchQueue implements StorageWatch {
     return new Promise((resolve, reject) => {
       this.waiter = resolve;
       this.waiterReject = reject;
+      this.settleIdle(true);
     });
   }
 

@@ -65,6 +65,35 @@ export class Cacher {
     return this.readyPromise;
   }
 
+  /** True once the initial list is loaded (without starting the cache). */
+  get isReady(): boolean {
+    return this.readyPromise !== null && this.readyResolve === null;
+  }
+
+  /**
+   * Brings the cache up to the store's current revision for a consistent read
+   * (kube's consistent reads from the watch cache): resolves true once every
+   * write acknowledged before the call is applied, false when the store's watch
+   * cannot say so within timeoutMs (the caller then reads the store).
+   */
+  async sync(timeoutMs: number): Promise<boolean> {
+    const sw = this.storageWatch;
+    if (!sw?.progress || !this.isReady || this.needRelist || this.stopped) return false;
+    let timer: NodeJS.Timeout | undefined;
+    const revision = await Promise.race([
+      sw.progress(),
+      new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), timeoutMs))),
+    ]);
+    clearTimeout(timer);
+    if (revision === undefined || sw !== this.storageWatch) return false;
+    // No change under the prefix lies between the last applied event and `revision`.
+    if (revision > this.revision) {
+      this.revision = revision;
+      this.releaseWaiters();
+    }
+    return true;
+  }
+
   stop(): void {
     this.stopped = true;
     this.storageWatch?.stop();

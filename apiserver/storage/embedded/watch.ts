@@ -118,6 +118,15 @@ export class EmbeddedWatch implements StorageWatch {
     this.queue?.stop();
   }
 
+  async progress(): Promise<number | undefined> {
+    // Publishing and pushing to the queues happen in one synchronous step (before
+    // writes are acknowledged), so every event up to `published` is queued or handed out.
+    const queue = this.queue;
+    if (!queue) return undefined;
+    const revision = this.hub.published;
+    return (await queue.idle()) ? revision : undefined;
+  }
+
   [Symbol.asyncIterator](): AsyncIterator<StorageEvent[]> {
     return {
       next: () => this.next(),
