@@ -2,7 +2,7 @@
 // informer lists then watches and must see every change.
 import assert from 'node:assert/strict';
 import { startAPIServerProcess, type APIServerProc } from './support/processes';
-import { eventually } from './support/kubectl';
+import { waitUntil } from '../shared/cluster/process';
 
 describe('@kubernetes/client-node informer', function () {
   this.timeout(60_000);
@@ -35,7 +35,7 @@ describe('@kubernetes/client-node informer', function () {
     informer.on('delete', (o: any) => seen.push(`delete ${o.metadata.name}`));
     await informer.start();
     try {
-      await eventually(
+      await waitUntil(
         async () => seen.filter((s) => s.startsWith('add pre-')).length === 3,
         10_000,
         'initial list',
@@ -48,7 +48,7 @@ describe('@kubernetes/client-node informer', function () {
         );
       }
       await core.deleteNamespacedConfigMap({ namespace: 'default', name: 'live' });
-      await eventually(async () => seen.includes('delete live'), 10_000, 'delete event');
+      await waitUntil(async () => seen.includes('delete live'), 10_000, 'delete event');
       assert.deepEqual(
         seen.filter((s) => s.includes('live')),
         ['add live', 'update live 1', 'update live 2', 'update live 3', 'delete live'],

@@ -3,7 +3,8 @@
 // deletion, and a stopped node agent whose node goes NotReady and loses its pods.
 import assert from 'node:assert/strict';
 import { startCluster } from './support/cluster';
-import { eventually, kubectl, kubectlAvailable, kubectlStream } from './support/kubectl';
+import { kubectl, kubectlAvailable, kubectlStream } from './support/kubectl';
+import { waitUntil } from '../shared/cluster/process';
 import type { LocalCluster } from '../shared/cluster/local-cluster';
 
 describe('a local cluster end to end', function () {
@@ -43,7 +44,7 @@ describe('a local cluster end to end', function () {
 
   it('runs a Deployment to Running pods whose logs kubectl reads, and scales it', async () => {
     await ok('create', 'deployment', 'web', '--image=nginx:1.25', '--replicas=3');
-    await eventually(
+    await waitUntil(
       async () => (await json('get', 'deployment', 'web')).status?.availableReplicas === 3,
       60_000,
       '3 available replicas',
@@ -58,7 +59,7 @@ describe('a local cluster end to end', function () {
     const logs = await ok('logs', pods[0].metadata.name);
     assert.ok(logs.trim().length > 0, 'the fake runtime wrote log lines');
     await ok('scale', 'deployment', 'web', '--replicas=1');
-    await eventually(
+    await waitUntil(
       async () => (await json('get', 'pods', '-l', 'app=web')).items.length === 1,
       60_000,
       'scaled down to 1 pod',
@@ -84,7 +85,7 @@ describe('a local cluster end to end', function () {
       0,
     );
     await ok('delete', 'configmap', 'applied');
-    await eventually(async () => /DELETED\s+applied/.test(w.output()), 15_000, 'DELETED event');
+    await waitUntil(async () => /DELETED\s+applied/.test(w.output()), 15_000, 'DELETED event');
     await w.stop();
     assert.deepEqual(
       w
@@ -106,14 +107,14 @@ describe('a local cluster end to end', function () {
 
   it('marks a node whose agent stops NotReady, taints it and evicts its pods', async () => {
     await ok('create', 'deployment', 'spread', '--image=x', '--replicas=4');
-    await eventually(
+    await waitUntil(
       async () => (await json('get', 'deployment', 'spread')).status?.availableReplicas === 4,
       60_000,
       '4 pods',
     );
     const node2 = cluster.procs.find((p) => p.name === 'tkube-node-2')!;
     await node2.stop('SIGKILL');
-    await eventually(
+    await waitUntil(
       async () => {
         const n = await json('get', 'node', 'tkube-node-2');
         const ready = n.status.conditions.find((c: any) => c.type === 'Ready');
@@ -139,7 +140,7 @@ spec:
 `,
     });
     // Evicted: deleted gracefully, so it stays Terminating while its node cannot confirm (as in Kubernetes).
-    await eventually(
+    await waitUntil(
       async () => !!(await json('get', 'pod', 'short-toleration')).metadata.deletionTimestamp,
       60_000,
       'pod evicted from the unreachable node',

@@ -17,7 +17,7 @@ import {
   type APIServerProc,
   type Proc,
 } from './support/processes';
-import { eventually } from './support/kubectl';
+import { waitUntil } from '../shared/cluster/process';
 
 interface KCM extends Proc {
   name: string;
@@ -91,7 +91,7 @@ describe('controller-manager (processes)', function () {
     );
     const k: KCM = { ...p, name, port };
     kcms.push(k);
-    await eventually(
+    await waitUntil(
       async () => (await get(k, '/healthz')).status === 200,
       20_000,
       `${name} to serve /healthz`,
@@ -129,7 +129,7 @@ describe('controller-manager (processes)', function () {
 
   async function defaultSAIn(ns: string): Promise<void> {
     await client.resource('namespaces').create({ metadata: { name: ns } });
-    await eventually(
+    await waitUntil(
       () => client.resource('serviceaccounts').namespace(ns).get('default'),
       15_000,
       `the default ServiceAccount in ${ns}`,
@@ -166,7 +166,7 @@ describe('controller-manager (processes)', function () {
 
   it('elects one leader; the other takes over within the lease duration after SIGKILL; a stale leader exits', async () => {
     const a = await startKCM('a');
-    await eventually(async () => (await leads(a)) === 1, 15_000, 'a to lead');
+    await waitUntil(async () => (await leads(a)) === 1, 15_000, 'a to lead');
     const b = await startKCM('b');
     await new Promise((r) => setTimeout(r, LEASE.retry * 3));
     assert.equal(await leads(b), 0, 'b waits');
@@ -178,7 +178,7 @@ describe('controller-manager (processes)', function () {
     const leaderIdentity = await holder();
     const killedAt = Date.now();
     await a.stop('SIGKILL');
-    await eventually(
+    await waitUntil(
       async () => (await holder()) !== leaderIdentity || undefined,
       10_000,
       'a new lease holder',
@@ -189,14 +189,14 @@ describe('controller-manager (processes)', function () {
     // duration plus up to two retry periods (and this test's own polling).
     const bound = LEASE.duration + 2 * 1.2 * LEASE.retry + 1_000;
     assert.ok(takeover <= bound, `took over after ${takeover} ms (bound ${bound} ms)`);
-    await eventually(async () => (await leads(b)) === 1, 5_000, 'b to lead');
+    await waitUntil(async () => (await leads(b)) === 1, 5_000, 'b to lead');
     await defaultSAIn('e2e-two');
 
     // A leader frozen past its lease loses it to another candidate and, resumed, exits like kube-controller-manager.
     const c = await startKCM('c');
     process.kill(b.pid, 'SIGSTOP');
     try {
-      await eventually(async () => (await leads(c)) === 1, 15_000, 'c to take over from the frozen b');
+      await waitUntil(async () => (await leads(c)) === 1, 15_000, 'c to take over from the frozen b');
     } finally {
       process.kill(b.pid, 'SIGCONT');
     }

@@ -6,7 +6,7 @@ import { etcdAvailable, startEtcd, type EtcdServer } from '../apiserver/storage/
 import { Client, loadKubeconfig } from '../shared/client';
 import { SharedInformerFactory, metaNamespaceKey } from '../shared/informers';
 import { freePort, startAPIServerProcess, tempDir, type APIServerProc } from './support/processes';
-import { eventually } from './support/kubectl';
+import { waitUntil } from '../shared/cluster/process';
 
 describe('high availability and restarts', function () {
   this.timeout(120_000);
@@ -46,14 +46,14 @@ describe('high availability and restarts', function () {
       .resource('configmaps')
       .namespace('default')
       .create({ metadata: { name: 'from-a' } });
-    await eventually(
+    await waitUntil(
       async () => seen.includes('ADDED from-a'),
       10_000,
       'the write on A seen by the watch on B',
     );
     watch.stop();
 
-    const ports = await eventually(
+    const ports = await waitUntil(
       async () => {
         const ep = await cb.resource('endpoints').namespace('default').get('kubernetes');
         const p = (ep.subsets ?? []).flatMap((s: any) => s.ports.map((x: any) => x.port)).sort();
@@ -86,7 +86,7 @@ describe('high availability and restarts', function () {
     await factory.waitForCacheSync(ac.signal);
     const cms = client.resource('configmaps').namespace('default');
     await cms.create({ metadata: { name: 'before' } });
-    await eventually(async () => events.includes('add default/before'), 10_000, 'first event');
+    await waitUntil(async () => events.includes('add default/before'), 10_000, 'first event');
 
     assert.equal(await srv.stop('SIGTERM'), 0);
     srv = await startAPIServerProcess({ dir, port });
@@ -94,7 +94,7 @@ describe('high availability and restarts', function () {
     await cms.create({ metadata: { name: 'after' } });
     await cms.patch('after', { data: { v: '1' } }, 'merge');
     await cms.delete('before');
-    await eventually(
+    await waitUntil(
       async () =>
         events.includes('add default/after') &&
         events.includes('update default/after 1') &&

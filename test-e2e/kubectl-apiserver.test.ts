@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startAPIServerProcess, type APIServerProc } from './support/processes';
-import { eventually, kubectl, kubectlAvailable, kubectlStream } from './support/kubectl';
+import { kubectl, kubectlAvailable, kubectlStream } from './support/kubectl';
+import { waitUntil } from '../shared/cluster/process';
 
 const POD = `apiVersion: v1
 kind: Pod
@@ -100,7 +101,7 @@ describe('kubectl against the apiserver', function () {
     await ok('label', 'configmap', 'watched', 'watched=yes');
     await ok('annotate', 'configmap', 'watched', 'note=hello');
     await ok('delete', 'configmap', 'watched');
-    await eventually(async () => /DELETED\s+watched/.test(w.output()), 10_000, 'DELETED event');
+    await waitUntil(async () => /DELETED\s+watched/.test(w.output()), 10_000, 'DELETED event');
     await w.stop();
     const lines = w
       .output()

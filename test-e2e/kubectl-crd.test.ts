@@ -13,7 +13,8 @@ import {
   type APIServerProc,
   type Proc,
 } from './support/processes';
-import { eventually, kubectl, kubectlAvailable } from './support/kubectl';
+import { kubectl, kubectlAvailable } from './support/kubectl';
+import { waitUntil } from '../shared/cluster/process';
 
 const CRD = `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
@@ -130,7 +131,7 @@ describe('kubectl with CustomResourceDefinitions', function () {
       'customresourcedefinition.apiextensions.k8s.io/crontabs.stable.example.com created',
     );
     await ok(['wait', '--for=condition=Established', 'crd/crontabs.stable.example.com', '--timeout=10s']);
-    await eventually(async () => (await k('get', 'crontabs')).code === 0, 10_000, 'crontabs served');
+    await waitUntil(async () => (await k('get', 'crontabs')).code === 0, 10_000, 'crontabs served');
     assert.match(
       await ok(['api-resources', '--api-group=stable.example.com']),
       /^crontabs\s+ct\s+stable\.example\.com\/v1\s+true\s+CronTab$/m,
@@ -224,7 +225,7 @@ describe('kubectl with CustomResourceDefinitions', function () {
     // Recreated, the CRD starts empty: its objects went with it.
     await ok(['apply', '-f', '-'], CRD);
     await ok(['wait', '--for=condition=Established', 'crd/crontabs.stable.example.com', '--timeout=10s']);
-    await eventually(
+    await waitUntil(
       async () => {
         const r = await k('get', 'crontabs', '-o', 'name');
         return r.code === 0 && r.stdout.trim() === '' ? true : undefined;

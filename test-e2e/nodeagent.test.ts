@@ -19,7 +19,8 @@ import {
   type APIServerProc,
   type Proc,
 } from './support/processes';
-import { eventually, kubectl, kubectlAvailable } from './support/kubectl';
+import { kubectl, kubectlAvailable } from './support/kubectl';
+import { waitUntil } from '../shared/cluster/process';
 
 interface AgentProc extends Proc {
   node: string;
@@ -162,7 +163,7 @@ describe('nodeagent: a node agent against a real apiserver', function () {
       config,
     ]);
     await Promise.race([
-      eventually(async () => ready(await getNode(node)), 30_000, 'the node to be Ready'),
+      waitUntil(async () => ready(await getNode(node)), 30_000, 'the node to be Ready'),
       agent.exited.then((code) => {
         throw new Error(`nodeagent exited with ${code}; see ${agent.logFile}`);
       }),
@@ -211,7 +212,7 @@ describe('nodeagent: a node agent against a real apiserver', function () {
 
   it('renews its Lease in kube-node-lease, owned by the Node', async () => {
     const leases = client.resource('leases.coordination.k8s.io').namespace('kube-node-lease');
-    const first: any = await eventually(
+    const first: any = await waitUntil(
       async () => {
         const l: any = await leases.get(node);
         return l.metadata.ownerReferences?.length ? l : undefined;
@@ -225,7 +226,7 @@ describe('nodeagent: a node agent against a real apiserver', function () {
     ]);
     assert.equal(first.spec.holderIdentity, node);
     assert.equal(first.spec.leaseDurationSeconds, 8);
-    await eventually(
+    await waitUntil(
       async () => (await leases.get(node)).spec.renewTime > first.spec.renewTime,
       10_000,
       'a renewal',
@@ -268,7 +269,7 @@ describe('nodeagent: a node agent against a real apiserver', function () {
         containers: [{ name: 'nginx', image: 'nginx:1.25' }],
       },
     });
-    const p: any = await eventually(() => podRunning('web'), 20_000, 'web to run');
+    const p: any = await waitUntil(() => podRunning('web'), 20_000, 'web to run');
     assert.match(p.status.podIP, /^10\.244\.7\.\d+$/);
     assert.deepEqual(p.status.podIPs, [{ ip: p.status.podIP }]);
     assert.equal(p.status.hostIP, '127.0.0.1');
@@ -286,11 +287,19 @@ describe('nodeagent: a node agent against a real apiserver', function () {
       .map((x: any) => x.type)
       .sort();
     assert.deepEqual(types, ['ContainersReady', 'Initialized', 'PodReadyToStartContainers', 'Ready']);
-    // Events of the kubelet.
-    const events = await client.resource('events.events.k8s.io').namespace('default').list();
-    const reasons = events.items.filter((e: any) => e.regarding?.name === 'web').map((e: any) => e.reason);
-    for (const r of ['Pulling', 'Pulled', 'Created', 'Started'])
-      assert.ok(reasons.includes(r), `event ${r} in ${reasons.join(',')}`);
+    // Events of the kubelet (written by a rate-limited background recorder, so they may trail the status).
+    const want = ['Pulling', 'Pulled', 'Created', 'Started'];
+    let reasons: string[] = [];
+    await waitUntil(
+      async () => {
+        const events = await client.resource('events.events.k8s.io').namespace('default').list();
+        reasons = events.items.filter((e: any) => e.regarding?.name === 'web').map((e: any) => e.reason);
+        return want.every((r) => reasons.includes(r));
+      },
+      10_000,
+      'the kubelet events of web',
+    ).catch(() => undefined);
+    for (const r of want) assert.ok(reasons.includes(r), `event ${r} in ${reasons.join(',')}`);
   });
 
   it('runs a pod bound through pods/binding, and completes a Job-style pod', async () => {
@@ -299,7 +308,7 @@ describe('nodeagent: a node agent against a real apiserver', function () {
       spec: { restartPolicy: 'Never', containers: [{ name: 'job', image: 'busybox:1.36' }] },
     });
     await pods().bind('bound', { name: node });
-    const done: any = await eventually(
+    const done: any = await waitUntil(
       async () => {
         const p: any = await pods().get('bound');
         return p.status?.phase === 'Succeeded' ? p : undefined;
@@ -319,14 +328,14 @@ describe('nodeagent: a node agent against a real apiserver', function () {
         containers: [{ name: 'app', image: 'nginx:1.25' }],
       },
     });
-    await eventually(() => podRunning('slow'), 20_000, 'slow to run');
+    await waitUntil(() => podRunning('slow'), 20_000, 'slow to run');
     const t0 = Date.now();
     await pods().delete('slow');
     await new Promise((r) => setTimeout(r, 1000));
     const during: any = await pods().get('slow');
     assert.ok(during.metadata.deletionTimestamp, 'still there, being deleted');
     assert.equal(during.metadata.deletionGracePeriodSeconds, 2);
-    await eventually(
+    await waitUntil(
       async () => {
         try {
           await pods().get('slow');
@@ -344,7 +353,7 @@ describe('nodeagent: a node agent against a real apiserver', function () {
 
   it('runs a static pod from --pod-manifest-path and shows it as a mirror pod', async () => {
     const sys = client.resource('pods').namespace('kube-system');
-    const mirror: any = await eventually(
+    const mirror: any = await waitUntil(
       async () => {
         try {
           const p: any = await sys.get(`static-web-${node}`);
@@ -365,7 +374,7 @@ describe('nodeagent: a node agent against a real apiserver', function () {
     assert.match(mirror.status.podIP, /^10\.244\.7\./);
     // Deleting the mirror pod does not stop the static pod: the agent puts it back.
     await sys.delete(`static-web-${node}`, { gracePeriodSeconds: 0 });
-    await eventually(
+    await waitUntil(
       async () => {
         try {
           const p: any = await sys.get(`static-web-${node}`);
@@ -384,7 +393,7 @@ describe('nodeagent: a node agent against a real apiserver', function () {
     const out = await kubectl(srv.kubeconfig, ['logs', 'web', '-c', 'nginx']);
     assert.equal(out.code, 0, out.stderr);
     assert.match(out.stdout, /^fake container nginx started$/m);
-    await eventually(
+    await waitUntil(
       async () =>
         /is running \(\d+s\)/.test((await kubectl(srv.kubeconfig, ['logs', 'web', '-c', 'nginx'])).stdout),
       10_000,
@@ -460,12 +469,12 @@ describe('nodeagent: a node agent against a real apiserver', function () {
   it('with ports set to 0 serves only the secure port; SIGTERM leaves the Node and its pods as they are', async () => {
     const other = await startAgent(`${node}-b`, ['--pod-cidr', '10.244.8.0/24'], { readOnly: 0, healthz: 0 });
     try {
-      await eventually(async () => ready(await getNode(other.node)), 20_000, 'the second node to be Ready');
+      await waitUntil(async () => ready(await getNode(other.node)), 20_000, 'the second node to be Ready');
       await pods().create({
         metadata: { name: 'on-b' },
         spec: { nodeName: other.node, containers: [{ name: 'c', image: 'nginx:1.25' }] },
       });
-      await eventually(() => podRunning('on-b'), 20_000, 'on-b to run');
+      await waitUntil(() => podRunning('on-b'), 20_000, 'on-b to run');
       const n: any = await getNode(other.node);
       assert.equal(n.status.daemonEndpoints.kubeletEndpoint.Port, other.port);
       // Nothing listens where the other ports would have been; the secure one answers.

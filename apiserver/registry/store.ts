@@ -1,8 +1,9 @@
 // The generic store behind every resource (like k8s.io/apiserver's
 // registry/generic/registry.Store): server-owned metadata, defaults,
 // validation, optimistic concurrency, two-phase deletion with finalizers and
-// graceful deletion, dry-run. Per-type rules come from the Strategy; what the
-// handler adds (field manager, admission) comes in as WriteHooks.
+// graceful deletion (store-delete.ts), dry-run. Per-type rules come from the
+// Strategy; what the handler adds (field manager, admission) comes in as
+// WriteHooks; reads and watches are the StoreReader's (reads.ts).
 import type { KeyValue, Storage } from '../storage/interface';
 import { isStorageError } from '../storage/errors';
 import { Cacher } from '../storage/cacher/cacher';
@@ -13,8 +14,6 @@ import {
   conflict,
   invalid,
   notFound,
-  StatusError,
-  internalError,
   type GroupResource,
 } from '../../shared/api/status';
 import { required, type FieldError } from '../../shared/api/field-errors';
@@ -24,19 +23,15 @@ import type { StorageCodec } from './storage-codec';
 import type { Strategy, SubresourceStrategy } from './strategy';
 import { keyPrefix, objectKey, type SchemaHooks, type StoreResource } from './resource';
 import { StoreReader } from './reads';
+import { StoreDeleter, type DeleteOptions } from './store-delete';
+
+export type { DeleteOptions } from './store-delete';
 
 export interface WriteHooks {
   /** Runs after defaults: field manager, mutating admission. Returns the object to write. */
   mutate?(obj: any, old: any | null): any | Promise<any>;
   /** Validating admission; throw a StatusError to reject. */
   validate?(obj: any, old: any | null): void | Promise<void>;
-}
-
-export interface DeleteOptions {
-  gracePeriodSeconds?: number;
-  preconditions?: { uid?: string; resourceVersion?: string };
-  propagationPolicy?: string;
-  orphanDependents?: boolean;
 }
 
 export interface StoreOptions {
@@ -52,8 +47,8 @@ export interface StoreOptions {
   enableGarbageCollector: boolean;
 }
 
+/** Writes that lose a race are retried this often before the request answers 409. */
 const MAX_ATTEMPTS = 64;
-const GC_FINALIZERS = ['orphan', 'foregroundDeletion'];
 
 type Outcome =
   | { action: 'create'; obj: any }
@@ -65,12 +60,23 @@ export class GenericStore {
   readonly reader: StoreReader;
   readonly cacher: Cacher | null;
   readonly gr: GroupResource;
+  private readonly deleter: StoreDeleter;
 
   constructor(
     readonly res: StoreResource,
     private readonly opts: StoreOptions,
   ) {
     this.gr = { group: res.group, resource: res.resource };
+    this.deleter = new StoreDeleter({
+      gr: this.gr,
+      opts,
+      maxAttempts: MAX_ATTEMPTS,
+      key: (namespace, name) => this.key(namespace, name),
+      decode: (kv) => this.decode(kv),
+      encode: (obj, key) => this.encode(obj, key),
+      putOptions: (obj) => this.putOptions(obj),
+      list: (ctx, list) => this.reader.list(ctx, list),
+    });
     if (opts.sharedReads) {
       this.cacher = opts.sharedReads.cacher;
       this.reader = opts.sharedReads.reader;
@@ -355,136 +361,28 @@ export class GenericStore {
     return custom ? custom(obj) : !md.deletionGracePeriodSeconds;
   }
 
-  // ---- delete -------------------------------------------------------------
+  // ---- delete (store-delete.ts) ---------------------------------------------
 
   /**
    * Deletes, or starts a two-phase deletion (finalizers, graceful pods).
    * Returns the object and whether it is gone from the store.
    */
-  async delete(
+  delete(
     ctx: RequestContext,
     name: string,
     opts: DeleteOptions = {},
     hooks: WriteHooks = {},
   ): Promise<{ obj: any; deleted: boolean }> {
-    const key = this.key(ctx.namespace, name);
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const kv = (await this.opts.storage.get(key)).kv;
-      if (!kv) throw notFound(this.gr, name);
-      const obj = this.decode(kv);
-      const md = obj.metadata;
-      const pre = opts.preconditions;
-      if (pre?.uid && pre.uid !== md.uid)
-        throw conflict(
-          this.gr,
-          name,
-          `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${md.uid}`,
-        );
-      if (pre?.resourceVersion && pre.resourceVersion !== md.resourceVersion)
-        throw conflict(
-          this.gr,
-          name,
-          `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${md.resourceVersion}`,
-        );
-      await hooks.validate?.(obj, obj);
-      const next = this.deletionState(ctx, obj, opts);
-      try {
-        if (next === null) {
-          if (ctx.dryRun) return { obj, deleted: true };
-          const del = await this.opts.storage.delete(key, kv.modRevision);
-          await this.opts.strategy.afterDelete?.(obj);
-          obj.metadata.resourceVersion = String(del.revision);
-          return { obj, deleted: true };
-        }
-        if (jsonEqual(next, obj) || ctx.dryRun) return { obj: next, deleted: false };
-        const written = await this.opts.storage.update(
-          key,
-          this.encode(next, key),
-          kv.modRevision,
-          this.putOptions(next),
-        );
-        next.metadata.resourceVersion = String(written.modRevision);
-        return { obj: next, deleted: false };
-      } catch (err) {
-        if (isStorageError(err, 'Conflict')) continue;
-        if (isStorageError(err, 'KeyNotFound')) throw notFound(this.gr, name);
-        throw err;
-      }
-    }
-    throw conflict(this.gr, name);
-  }
-
-  /** The object to write for a delete request, or null to remove it now. */
-  private deletionState(ctx: RequestContext, current: any, opts: DeleteOptions): any | null {
-    const obj = clone(current);
-    const md = obj.metadata;
-    const strategy = this.opts.strategy;
-    if (strategy.onDelete) return strategy.onDelete(obj, ctx);
-    const alreadyDeleting = !!md.deletionTimestamp;
-    if (
-      this.opts.enableGarbageCollector &&
-      (!alreadyDeleting || opts.propagationPolicy || opts.orphanDependents !== undefined)
-    ) {
-      const policy =
-        opts.propagationPolicy ??
-        (opts.orphanDependents === true
-          ? 'Orphan'
-          : opts.orphanDependents === false
-            ? 'Background'
-            : alreadyDeleting
-              ? undefined
-              : (strategy.defaultPropagation ?? 'Background'));
-      if (policy) {
-        const kept = (md.finalizers ?? []).filter((f: string) => !GC_FINALIZERS.includes(f));
-        if (policy === 'Orphan') kept.push('orphan');
-        if (policy === 'Foreground') kept.push('foregroundDeletion');
-        if (kept.length) md.finalizers = kept;
-        else delete md.finalizers;
-      }
-    }
-    const hasFinalizers = (md.finalizers?.length ?? 0) > 0;
-    let grace = strategy.gracePeriod?.(obj, opts.gracePeriodSeconds);
-    if (alreadyDeleting) {
-      // A second delete may only shorten the grace period of a graceful deletion.
-      const currentGrace = md.deletionGracePeriodSeconds ?? 0;
-      if (grace !== undefined && grace < currentGrace) {
-        md.deletionGracePeriodSeconds = grace;
-        md.deletionTimestamp = rfc3339(new Date(ctx.now().getTime() + grace * 1000));
-      } else grace = currentGrace;
-      if (!hasFinalizers && !grace) return null;
-      return obj;
-    }
-    if (!hasFinalizers && !grace) return null;
-    md.deletionTimestamp = rfc3339(new Date(ctx.now().getTime() + (grace ?? 0) * 1000));
-    md.deletionGracePeriodSeconds = grace ?? 0;
-    if (md.generation) md.generation += 1;
-    return obj;
+    return this.deleter.delete(ctx, name, opts, hooks);
   }
 
   /** Deletes everything a list with these options returns; returns what was deleted or marked. */
-  async deleteCollection(
+  deleteCollection(
     ctx: RequestContext,
     list: { labelSelector?: string; fieldSelector?: string },
     opts: DeleteOptions,
     hooks: WriteHooks = {},
   ): Promise<any[]> {
-    const { items } = await this.reader.list(ctx, { ...list });
-    const out: any[] = [];
-    let next = 0;
-    const worker = async () => {
-      while (next < items.length) {
-        const item = items[next++];
-        try {
-          const md = item.obj.metadata;
-          const r = await this.delete({ ...ctx, namespace: md.namespace ?? '' }, md.name, opts, hooks);
-          out.push(r.obj);
-        } catch (err) {
-          if (err instanceof StatusError && err.code === 404) continue;
-          throw err instanceof StatusError ? err : internalError(err);
-        }
-      }
-    };
-    await Promise.all(Array.from({ length: Math.max(1, this.opts.deleteCollectionWorkers) }, worker));
-    return out;
+    return this.deleter.deleteCollection(ctx, list, opts, hooks);
   }
 }

@@ -36,6 +36,35 @@ export function metricScope(info: RequestInfo): string {
   return 'cluster';
 }
 
+/** What a request is, as the request metrics label it (dry_run only on the totals and durations). */
+const REQUEST_LABELS = [
+  'verb',
+  'dry_run',
+  'group',
+  'version',
+  'resource',
+  'subresource',
+  'scope',
+  'component',
+];
+
+/** The labels of a request that every request metric has. */
+function requestLabels(
+  method: string,
+  info: RequestInfo,
+  contentType: string | undefined,
+): Record<string, string> {
+  return {
+    verb: metricVerb(method, info, contentType),
+    group: info.apiGroup,
+    version: info.apiVersion,
+    resource: info.resource,
+    subresource: info.subresource,
+    scope: metricScope(info),
+    component: 'apiserver',
+  };
+}
+
 export class APIServerMetrics {
   readonly registry: MetricsRegistry;
   readonly requests: Counter;
@@ -50,26 +79,16 @@ export class APIServerMetrics {
 
   constructor(currentVersion: string, opts: { showHiddenFor?: string; disabled?: string[] } = {}) {
     this.registry = new MetricsRegistry({ currentVersion, ...opts });
-    const requestLabels = [
-      'verb',
-      'dry_run',
-      'group',
-      'version',
-      'resource',
-      'subresource',
-      'scope',
-      'component',
-    ];
     this.requests = this.registry.counter({
       name: 'apiserver_request_total',
       help: 'Requests served, by verb, dry-run, group, version, resource, scope, component and HTTP code.',
-      labels: [...requestLabels, 'code'],
+      labels: [...REQUEST_LABELS, 'code'],
       stability: 'STABLE',
     });
     this.durations = this.registry.histogram({
       name: 'apiserver_request_duration_seconds',
       help: 'Response latency in seconds, by verb, dry-run, group, version, resource, subresource, scope and component.',
-      labels: requestLabels,
+      labels: REQUEST_LABELS,
       stability: 'STABLE',
     });
     this.inflight = this.registry.gauge({
@@ -81,7 +100,7 @@ export class APIServerMetrics {
     this.longRunning = this.registry.gauge({
       name: 'apiserver_longrunning_requests',
       help: 'Long-running requests (watches, proxies, log follows) open now.',
-      labels: ['verb', 'group', 'version', 'resource', 'subresource', 'scope', 'component'],
+      labels: REQUEST_LABELS.filter((l) => l !== 'dry_run'),
       stability: 'STABLE',
     });
     this.storageObjects = this.registry.gauge({
@@ -118,30 +137,13 @@ export class APIServerMetrics {
     code: number,
     seconds: number,
   ): void {
-    const labels = {
-      verb: metricVerb(method, info, contentType),
-      dry_run: dryRun ? 'All' : '',
-      group: info.apiGroup,
-      version: info.apiVersion,
-      resource: info.resource,
-      subresource: info.subresource,
-      scope: metricScope(info),
-      component: 'apiserver',
-    };
+    const labels = { ...requestLabels(method, info, contentType), dry_run: dryRun ? 'All' : '' };
     this.requests.inc({ ...labels, code: String(code) });
     this.durations.observe(labels, seconds);
   }
 
   longRunningLabels(method: string, info: RequestInfo): Record<string, string> {
-    return {
-      verb: metricVerb(method, info, undefined),
-      group: info.apiGroup,
-      version: info.apiVersion,
-      resource: info.resource,
-      subresource: info.subresource,
-      scope: metricScope(info),
-      component: 'apiserver',
-    };
+    return requestLabels(method, info, undefined);
   }
 
   /** Starts the pollers of stored object counts and database size. */

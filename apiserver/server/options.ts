@@ -2,6 +2,11 @@
 // with Kubernetes' default. Behaviour lives elsewhere; this is the table.
 import type { FlagSpec } from '../../shared/options/flags';
 import { commonFlags } from '../../shared/options/common';
+import {
+  authorizationWebhookCacheFlags,
+  clientCAFileFlag,
+  tokenWebhookCacheTTLFlag,
+} from '../../shared/options/auth';
 
 const port = (v: number) => (v < 1 || v > 65535 ? 'must be a port number between 1 and 65535' : undefined);
 const nonNegative = (v: number) => (v < 0 ? 'must not be negative' : undefined);
@@ -372,12 +377,7 @@ const authentication: FlagSpec[] = [
     type: 'list',
     help: 'Identifiers of the API. The service account token authenticator will validate that tokens used against the API are bound to at least one of these audiences. If empty and --service-account-issuer is set, the issuer URL is used.',
   },
-  {
-    name: 'authentication-token-webhook-cache-ttl',
-    type: 'duration',
-    default: 120_000,
-    help: 'The duration to cache responses from the webhook token authenticator.',
-  },
+  tokenWebhookCacheTTLFlag,
   {
     name: 'authentication-token-webhook-config-file',
     type: 'string',
@@ -404,18 +404,7 @@ const authentication: FlagSpec[] = [
     type: 'string',
     help: 'File with authorization policy in json line by line format, used with --authorization-mode=ABAC, on the secure port.',
   },
-  {
-    name: 'authorization-webhook-cache-authorized-ttl',
-    type: 'duration',
-    default: 300_000,
-    help: "The duration to cache 'authorized' responses from the webhook authorizer.",
-  },
-  {
-    name: 'authorization-webhook-cache-unauthorized-ttl',
-    type: 'duration',
-    default: 30_000,
-    help: "The duration to cache 'unauthorized' responses from the webhook authorizer.",
-  },
+  ...authorizationWebhookCacheFlags,
   {
     name: 'authorization-webhook-config-file',
     type: 'string',
@@ -428,11 +417,7 @@ const authentication: FlagSpec[] = [
     help: 'The API version of the authorization.k8s.io SubjectAccessReview to send to and expect from the webhook.',
     validate: (v) => (['v1', 'v1beta1'].includes(v) ? undefined : 'must be v1 or v1beta1'),
   },
-  {
-    name: 'client-ca-file',
-    type: 'string',
-    help: 'If set, any request presenting a client certificate signed by one of the authorities in the client-ca-file is authenticated with an identity corresponding to the CommonName of the client certificate.',
-  },
+  clientCAFileFlag,
   {
     name: 'token-auth-file',
     type: 'string',

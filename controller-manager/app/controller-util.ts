@@ -1,6 +1,6 @@
 // Helpers the core controllers share: metered queues, cache-sync waits,
 // metadata-only list/watch (as=PartialObjectMetadata, like client-go's
-// metadata client), conflict retries, conditions and times.
+// metadata client), conflict retries and conditions.
 import type { ControllerContext } from '../controller';
 import {
   RateLimitingQueue,
@@ -198,17 +198,6 @@ export function getCondition<C extends { type: string }>(
   type: string,
 ): C | undefined {
   return conds?.find((c) => c.type === type);
-}
-
-/** metav1.Time: RFC 3339 to the second. */
-export function rfc3339(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
-
-export function parseTime(s: unknown): number | undefined {
-  if (typeof s !== 'string' || !s) return undefined;
-  const t = Date.parse(s);
-  return Number.isNaN(t) ? undefined : t;
 }
 
 export function errText(err: unknown): string {

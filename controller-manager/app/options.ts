@@ -3,6 +3,7 @@
 // and the controllers (ctx.options, camelCase: concurrentGcSyncs ...); this is the table.
 import type { FlagSpec } from '../../shared/options/flags';
 import { commonFlags } from '../../shared/options/common';
+import { clientCAFileFlag } from '../../shared/options/auth';
 import { LOCK_TYPES } from '../../shared/leaderelection';
 
 const MIN = 60_000;
@@ -186,11 +187,7 @@ const serving: FlagSpec[] = [
         ? undefined
         : 'unknown TLS version',
   },
-  {
-    name: 'client-ca-file',
-    type: 'string',
-    help: 'If set, any request presenting a client certificate signed by one of the authorities in the client-ca-file is authenticated with an identity corresponding to the CommonName of the client certificate.',
-  },
+  clientCAFileFlag,
   {
     name: 'authentication-kubeconfig',
     type: 'string',

@@ -15,6 +15,7 @@ import type { TLSSocket } from 'node:tls';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { logger } from '../../shared/log';
+import { StatusError, type StatusReason } from '../../shared/api/status';
 import type { Client } from '../../shared/client';
 import { createCA, createServingCert, loadOrCreate, type KeyPair } from '../../shared/pki/certs';
 import { METRICS_CONTENT_TYPE, type MetricsRegistry } from '../../shared/metrics/registry';
@@ -134,16 +135,8 @@ function pathMatches(path: string, allowed: string[]): boolean {
   return allowed.some((p) => (p.endsWith('*') ? path.startsWith(p.slice(0, -1)) : p === path));
 }
 
-function statusBody(code: number, reason: string, message: string): string {
-  return JSON.stringify({
-    kind: 'Status',
-    apiVersion: 'v1',
-    metadata: {},
-    status: 'Failure',
-    message,
-    reason,
-    code,
-  });
+function statusBody(code: number, reason: StatusReason, message: string): string {
+  return JSON.stringify(new StatusError(code, reason, message).status);
 }
 
 export class SecureServer {

@@ -42,23 +42,3 @@ export async function startTestControllerManager(
     },
   };
 }
-
-/** Polls fn until it returns something truthy (or throws after timeoutMs with the last error). */
-export async function waitFor<T>(
-  fn: () => Promise<T | undefined | null | false>,
-  timeoutMs = 20_000,
-  what = 'condition',
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (err) {
-      last = err;
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-}

@@ -32,7 +32,8 @@ import {
   type MachineInfo,
   type Readings,
 } from '../status/sysinfo';
-import { toKubeletConfiguration, type NodeAgentConfig } from './config';
+import type { NodeAgentConfig } from './config';
+import { toKubeletConfiguration } from './configz';
 
 const log = logger('nodeagent');
 

@@ -5,14 +5,9 @@ import { join } from 'node:path';
 import { Command } from 'commander';
 import { addFlags, flagWasSet, readFlags } from '../../shared/options/flags';
 import { nodeagentFlags } from './options';
-import {
-  loadKubeletConfigFile,
-  mergeKubeletConfiguration,
-  parseHeaders,
-  parseTaint,
-  resolveConfig,
-  toKubeletConfiguration,
-} from './config';
+import { mergeKubeletConfiguration, parseHeaders, parseTaint, resolveConfig } from './config';
+import { toKubeletConfiguration } from './configz';
+import { loadKubeletConfigFile } from './kubelet-config-file';
 
 /** Parses argv like cmd/nodeagent.ts does, with an optional config file. */
 function load(argv: string[], file?: string) {

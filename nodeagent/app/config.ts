@@ -1,18 +1,14 @@
 // The node agent's configuration: flag values merged with a KubeletConfiguration
-// file (--config, kubelet.config.k8s.io/v1beta1, camelCase fields as the
-// kubelet's), flags set on the command line winning, then resolved into the
-// typed NodeAgentConfig the agent runs with.
-import { accessSync, constants, mkdirSync, readFileSync } from 'node:fs';
+// file (read by kubelet-config-file.ts), flags set on the command line
+// winning, then resolved into the typed NodeAgentConfig the agent runs with
+// (served back on /configz by configz.ts).
+import { accessSync, constants, mkdirSync } from 'node:fs';
 import { homedir, hostname } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
-import YAML from 'yaml';
 import type { FlagValues } from '../../shared/options/flags';
-import { formatDuration, parseDuration } from '../../shared/options/duration';
 import { milliValue, parseQuantity } from '../../shared/api/validation/quantity';
 import { parseThresholds, type Threshold } from '../status/eviction';
-
-export const KUBELET_CONFIG_API_VERSION = 'kubelet.config.k8s.io/v1beta1';
-export const KUBELET_CONFIG_KIND = 'KubeletConfiguration';
+import { parseKubeletConfiguration } from './kubelet-config-file';
 
 export interface Taint {
   key: string;
@@ -91,205 +87,11 @@ export interface NodeAgentConfig {
   verbosity: number;
 }
 
-type FieldKind = 'string' | 'int' | 'bool' | 'duration' | 'evictionMap' | 'taints' | 'headers' | 'gates';
-
-/** KubeletConfiguration field path → flag (camelCase attribute) and how to read it. */
-const FIELDS: [string, string, FieldKind][] = [
-  ['address', 'address', 'string'],
-  ['port', 'port', 'int'],
-  ['readOnlyPort', 'readOnlyPort', 'int'],
-  ['healthzPort', 'healthzPort', 'int'],
-  ['healthzBindAddress', 'healthzBindAddress', 'string'],
-  ['tlsCertFile', 'tlsCertFile', 'string'],
-  ['tlsPrivateKeyFile', 'tlsPrivateKeyFile', 'string'],
-  ['tlsMinVersion', 'tlsMinVersion', 'string'],
-  ['authentication.anonymous.enabled', 'anonymousAuth', 'bool'],
-  ['authentication.webhook.enabled', 'authenticationTokenWebhook', 'bool'],
-  ['authentication.webhook.cacheTTL', 'authenticationTokenWebhookCacheTtl', 'duration'],
-  ['authentication.x509.clientCAFile', 'clientCaFile', 'string'],
-  ['authorization.mode', 'authorizationMode', 'string'],
-  ['authorization.webhook.cacheAuthorizedTTL', 'authorizationWebhookCacheAuthorizedTtl', 'duration'],
-  ['authorization.webhook.cacheUnauthorizedTTL', 'authorizationWebhookCacheUnauthorizedTtl', 'duration'],
-  ['registerNode', 'registerNode', 'bool'],
-  ['registerWithTaints', 'registerWithTaints', 'taints'],
-  ['podCIDR', 'podCidr', 'string'],
-  ['maxPods', 'maxPods', 'int'],
-  ['podPidsLimit', 'podMaxPids', 'int'],
-  ['staticPodPath', 'podManifestPath', 'string'],
-  ['fileCheckFrequency', 'fileCheckFrequency', 'duration'],
-  ['staticPodURL', 'manifestUrl', 'string'],
-  ['staticPodURLHeader', 'manifestUrlHeader', 'headers'],
-  ['httpCheckFrequency', 'httpCheckFrequency', 'duration'],
-  ['containerLogMaxSize', 'containerLogMaxSize', 'string'],
-  ['containerLogMaxFiles', 'containerLogMaxFiles', 'int'],
-  ['nodeStatusUpdateFrequency', 'nodeStatusUpdateFrequency', 'duration'],
-  ['nodeStatusMaxImages', 'nodeStatusMaxImages', 'int'],
-  ['evictionHard', 'evictionHard', 'evictionMap'],
-  ['evictionPressureTransitionPeriod', 'evictionPressureTransitionPeriod', 'duration'],
-  ['imageGCHighThresholdPercent', 'imageGcHighThreshold', 'int'],
-  ['imageGCLowThresholdPercent', 'imageGcLowThreshold', 'int'],
-  ['imageMinimumGCAge', 'minimumImageTtlDuration', 'duration'],
-  ['kubeAPIQPS', 'kubeApiQps', 'int'],
-  ['kubeAPIBurst', 'kubeApiBurst', 'int'],
-  ['contentType', 'kubeApiContentType', 'string'],
-  ['eventRecordQPS', 'eventQps', 'int'],
-  ['eventBurst', 'eventBurst', 'int'],
-  ['cpuManagerPolicy', 'cpuManagerPolicy', 'string'],
-  ['cgroupDriver', 'cgroupDriver', 'string'],
-  ['cgroupsPerQOS', 'cgroupsPerQos', 'bool'],
-  ['cpuCFSQuota', 'cpuCfsQuota', 'bool'],
-  ['failSwapOn', 'failSwapOn', 'bool'],
-  ['oomScoreAdj', 'oomScoreAdj', 'int'],
-  ['maxOpenFiles', 'maxOpenFiles', 'int'],
-  ['featureGates', 'featureGates', 'gates'],
-];
-
-/** Fields of the file with no flag: they keep their own defaults here. */
-const CONFIG_ONLY: Record<string, [string, 'duration' | 'int']> = {
-  nodeStatusReportFrequency: ['nodeStatusReportFrequency', 'duration'],
-  nodeLeaseDurationSeconds: ['nodeLeaseDurationSeconds', 'int'],
-};
-
-/** Fields the file may hold that tkube reads elsewhere or ignores without a warning. */
-const KNOWN_IGNORED = new Set([
-  'apiVersion',
-  'kind',
-  'authentication.webhook',
-  'authentication',
-  'authentication.anonymous',
-  'authentication.x509',
-  'authorization',
-  'authorization.webhook',
-  'clusterDNS',
-  'clusterDomain',
-  'containerRuntimeEndpoint',
-  'enableServer',
-  'staticPodURLHeader',
-  'evictionHard',
-  'featureGates',
-  'registerWithTaints',
-  'logging',
-  'serializeImagePulls',
-  'resolvConf',
-  'runtimeRequestTimeout',
-  'rotateCertificates',
-  'serverTLSBootstrap',
-  'shutdownGracePeriod',
-  'shutdownGracePeriodCriticalPods',
-  'syncFrequency',
-  'volumeStatsAggPeriod',
-  'cgroupRoot',
-  'hairpinMode',
-  'streamingConnectionIdleTimeout',
-]);
-
-function pathGet(obj: any, path: string): unknown {
-  let cur = obj;
-  for (const p of path.split('.')) {
-    if (cur === null || typeof cur !== 'object') return undefined;
-    cur = cur[p];
-  }
-  return cur;
-}
-
-function unknownFields(obj: any, prefix = ''): string[] {
-  const known = new Set([...FIELDS.map((f) => f[0]), ...Object.keys(CONFIG_ONLY), ...KNOWN_IGNORED]);
-  const out: string[] = [];
-  for (const [k, v] of Object.entries(obj ?? {})) {
-    const p = prefix ? `${prefix}.${k}` : k;
-    if (known.has(p)) {
-      if (v && typeof v === 'object' && !Array.isArray(v) && [...known].some((x) => x.startsWith(`${p}.`)))
-        out.push(...unknownFields(v, p));
-      continue;
-    }
-    out.push(p);
-  }
-  return out;
-}
-
-function convert(path: string, kind: FieldKind, v: unknown): unknown {
-  const fail = (what: string): never => {
-    throw new Error(`${path}: ${what}`);
-  };
-  switch (kind) {
-    case 'string':
-      if (typeof v !== 'string') fail(`expected a string, got ${JSON.stringify(v)}`);
-      return v;
-    case 'int':
-      if (typeof v !== 'number' || !Number.isInteger(v))
-        fail(`expected an integer, got ${JSON.stringify(v)}`);
-      return v;
-    case 'bool':
-      if (typeof v !== 'boolean') fail(`expected true or false, got ${JSON.stringify(v)}`);
-      return v;
-    case 'duration':
-      if (typeof v !== 'string') fail(`expected a duration string like "20s", got ${JSON.stringify(v)}`);
-      try {
-        return parseDuration(v as string);
-      } catch {
-        return fail(`time: invalid duration "${String(v)}"`);
-      }
-    case 'evictionMap': {
-      if (!v || typeof v !== 'object' || Array.isArray(v)) fail('expected a map of signal to threshold');
-      return Object.entries(v as Record<string, unknown>)
-        .map(([k, x]) => `${k}<${String(x)}`)
-        .join(',');
-    }
-    case 'taints': {
-      if (!Array.isArray(v)) fail('expected a list of taints');
-      return (v as any[]).map((t) => {
-        if (!t || typeof t.key !== 'string' || typeof t.effect !== 'string')
-          fail('each taint needs key and effect');
-        return t.value ? `${t.key}=${t.value}:${t.effect}` : `${t.key}:${t.effect}`;
-      });
-    }
-    case 'headers': {
-      if (!v || typeof v !== 'object' || Array.isArray(v))
-        fail('expected a map of header name to list of values');
-      const out: string[] = [];
-      for (const [name, values] of Object.entries(v as Record<string, unknown>)) {
-        for (const x of Array.isArray(values) ? values : [values]) out.push(`${name}:${String(x)}`);
-      }
-      return out;
-    }
-    case 'gates': {
-      if (!v || typeof v !== 'object' || Array.isArray(v))
-        fail('expected a map of feature gate to true/false');
-      const out: Record<string, string> = {};
-      for (const [name, x] of Object.entries(v as Record<string, unknown>)) {
-        if (typeof x !== 'boolean') fail(`feature gate ${name}: expected true or false`);
-        out[name] = String(x);
-      }
-      return out;
-    }
-  }
-}
-
 export interface MergeResult {
   values: FlagValues;
   warnings: string[];
   /** The file as read (for /configz). */
   file: Record<string, unknown>;
-}
-
-/** Reads a KubeletConfiguration file. */
-export function loadKubeletConfigFile(path: string): Record<string, unknown> {
-  let doc: any;
-  try {
-    doc = YAML.parse(readFileSync(path, 'utf8')) ?? {};
-  } catch (err) {
-    throw new Error(`failed to load Kubelet config file ${path}, error: ${(err as Error).message}`, {
-      cause: err,
-    });
-  }
-  if (typeof doc !== 'object' || Array.isArray(doc))
-    throw new Error(`failed to load Kubelet config file ${path}, error: not a KubeletConfiguration object`);
-  if (doc.kind !== KUBELET_CONFIG_KIND || doc.apiVersion !== KUBELET_CONFIG_API_VERSION) {
-    throw new Error(
-      `failed to load Kubelet config file ${path}, error: no kind "${doc.kind ?? ''}" is registered for version "${doc.apiVersion ?? ''}" (want kind ${KUBELET_CONFIG_KIND}, apiVersion ${KUBELET_CONFIG_API_VERSION})`,
-    );
-  }
-  return doc;
 }
 
 /**
@@ -303,27 +105,17 @@ export function mergeKubeletConfiguration(
   setOnCommandLine: (attr: string) => boolean,
 ): MergeResult {
   const out: FlagValues = { ...values };
-  const warnings = unknownFields(file).map(
-    (f) => `strict decoding error: unknown field "${f}" in the kubelet config file`,
-  );
-  for (const [path, attr, kind] of FIELDS) {
-    const v = pathGet(file, path);
-    if (v === undefined || v === null) continue;
-    const converted = convert(path, kind, v);
-    if (kind === 'gates') {
+  const { settings, warnings } = parseKubeletConfiguration(file);
+  for (const { attr, value, merge } of settings) {
+    if (merge === 'per-gate') {
       out[attr] = {
-        ...(converted as Record<string, string>),
+        ...(value as Record<string, string>),
         ...(setOnCommandLine(attr) ? (values[attr] ?? {}) : {}),
       };
       continue;
     }
-    if (setOnCommandLine(attr)) continue;
-    out[attr] = converted;
-  }
-  for (const [field, [attr, kind]] of Object.entries(CONFIG_ONLY)) {
-    const v = file[field];
-    if (v === undefined || v === null) continue;
-    out[attr] = convert(field, kind, v);
+    if (merge === 'flag-wins' && setOnCommandLine(attr)) continue;
+    out[attr] = value;
   }
   return { values: out, warnings, file };
 }
@@ -479,67 +271,5 @@ export function resolveConfig(values: FlagValues, o: ResolveOptions): NodeAgentC
     maxOpenFiles: values.maxOpenFiles,
     featureGates: values.featureGates ?? {},
     verbosity: values.v ?? 0,
-  };
-}
-
-/** The effective configuration as a KubeletConfiguration (served on /configz). */
-export function toKubeletConfiguration(c: NodeAgentConfig): Record<string, unknown> {
-  const d = formatDuration;
-  const gates: Record<string, boolean> = {};
-  for (const [k, v] of Object.entries(c.featureGates)) gates[k] = v === true || v === 'true';
-  return {
-    kind: KUBELET_CONFIG_KIND,
-    apiVersion: KUBELET_CONFIG_API_VERSION,
-    address: c.address,
-    port: c.port,
-    readOnlyPort: c.readOnlyPort,
-    healthzPort: c.healthzPort,
-    healthzBindAddress: c.healthzBindAddress,
-    ...(c.tlsCertFile ? { tlsCertFile: c.tlsCertFile, tlsPrivateKeyFile: c.tlsPrivateKeyFile } : {}),
-    authentication: {
-      anonymous: { enabled: c.anonymousAuth },
-      webhook: { enabled: c.webhookAuthentication, cacheTTL: d(c.webhookAuthenticationCacheTTLMs) },
-      x509: c.clientCAFile ? { clientCAFile: c.clientCAFile } : {},
-    },
-    authorization: {
-      mode: c.authorizationMode,
-      webhook: {
-        cacheAuthorizedTTL: d(c.authorizedCacheTTLMs),
-        cacheUnauthorizedTTL: d(c.unauthorizedCacheTTLMs),
-      },
-    },
-    registerNode: c.registerNode,
-    ...(c.registerWithTaints.length ? { registerWithTaints: c.registerWithTaints } : {}),
-    ...(c.podCIDR ? { podCIDR: c.podCIDR } : {}),
-    maxPods: c.maxPods,
-    podPidsLimit: c.podPidsLimit,
-    ...(c.podManifestPath ? { staticPodPath: c.podManifestPath } : {}),
-    fileCheckFrequency: d(c.fileCheckFrequencyMs),
-    ...(c.manifestURL ? { staticPodURL: c.manifestURL, staticPodURLHeader: c.manifestURLHeader } : {}),
-    httpCheckFrequency: d(c.httpCheckFrequencyMs),
-    containerLogMaxSize: String(c.containerLogMaxSizeBytes),
-    containerLogMaxFiles: c.containerLogMaxFiles,
-    nodeStatusUpdateFrequency: d(c.nodeStatusUpdateFrequencyMs),
-    nodeStatusReportFrequency: d(c.nodeStatusReportFrequencyMs),
-    nodeStatusMaxImages: c.nodeStatusMaxImages,
-    nodeLeaseDurationSeconds: c.nodeLeaseDurationSeconds,
-    evictionHard: Object.fromEntries(c.evictionHard.map((t) => [t.signal, t.text])),
-    evictionPressureTransitionPeriod: d(c.evictionPressureTransitionPeriodMs),
-    imageGCHighThresholdPercent: c.imageGCHighThresholdPercent,
-    imageGCLowThresholdPercent: c.imageGCLowThresholdPercent,
-    imageMinimumGCAge: d(c.imageMinimumGCAgeMs),
-    kubeAPIQPS: c.kubeAPIQPS,
-    kubeAPIBurst: c.kubeAPIBurst,
-    contentType: c.contentType,
-    eventRecordQPS: c.eventQPS,
-    eventBurst: c.eventBurst,
-    cpuManagerPolicy: c.cpuManagerPolicy,
-    cgroupDriver: c.cgroupDriver,
-    cgroupsPerQOS: c.cgroupsPerQOS,
-    cpuCFSQuota: c.cpuCFSQuota,
-    failSwapOn: c.failSwapOn,
-    oomScoreAdj: c.oomScoreAdj,
-    maxOpenFiles: c.maxOpenFiles,
-    featureGates: gates,
   };
 }

@@ -4,6 +4,11 @@
 // (KubeletConfiguration) are merged (see config.ts).
 import type { FlagSpec } from '../../shared/options/flags';
 import { commonFlags } from '../../shared/options/common';
+import {
+  authorizationWebhookCacheFlags,
+  clientCAFileFlag,
+  tokenWebhookCacheTTLFlag,
+} from '../../shared/options/auth';
 
 const portOrZero = (v: number) => (v < 0 || v > 65535 ? 'must be between 0 and 65535, inclusive' : undefined);
 const port = (v: number) => (v < 1 || v > 65535 ? 'must be between 1 and 65535, inclusive' : undefined);
@@ -84,23 +89,14 @@ const auth: FlagSpec[] = [
     default: true,
     help: 'Enables anonymous requests to the Kubelet server. Requests that are not rejected by another authentication method are treated as anonymous requests. Anonymous requests have a username of system:anonymous, and a group name of system:unauthenticated.',
   },
-  {
-    name: 'client-ca-file',
-    type: 'string',
-    help: 'If set, any request presenting a client certificate signed by one of the authorities in the client-ca-file is authenticated with an identity corresponding to the CommonName of the client certificate.',
-  },
+  clientCAFileFlag,
   {
     name: 'authentication-token-webhook',
     type: 'bool',
     default: false,
     help: 'Use the TokenReview API to determine authentication for bearer tokens.',
   },
-  {
-    name: 'authentication-token-webhook-cache-ttl',
-    type: 'duration',
-    default: 120_000,
-    help: 'The duration to cache responses from the webhook token authenticator.',
-  },
+  tokenWebhookCacheTTLFlag,
   {
     name: 'authorization-mode',
     type: 'string',
@@ -109,18 +105,7 @@ const auth: FlagSpec[] = [
     validate: (v: string) =>
       ['AlwaysAllow', 'Webhook'].includes(v) ? undefined : `unknown authorization mode "${v}"`,
   },
-  {
-    name: 'authorization-webhook-cache-authorized-ttl',
-    type: 'duration',
-    default: 300_000,
-    help: "The duration to cache 'authorized' responses from the webhook authorizer.",
-  },
-  {
-    name: 'authorization-webhook-cache-unauthorized-ttl',
-    type: 'duration',
-    default: 30_000,
-    help: "The duration to cache 'unauthorized' responses from the webhook authorizer.",
-  },
+  ...authorizationWebhookCacheFlags,
 ];
 
 const node: FlagSpec[] = [

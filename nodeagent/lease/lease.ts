@@ -9,7 +9,7 @@ import { isConflict, isNotFound } from '../../shared/client/errors';
 import type { KubeObject } from '../../shared/client/types';
 import { formatMicroTime } from '../../shared/leaderelection/resourcelock';
 import { logger } from '../../shared/log';
-import { NODE_LEASE_NAMESPACE } from '../status/node';
+import { NODE_LEASE_NAMESPACE } from '../../shared/api/nodes';
 
 const log = logger('nodeagent/lease');
 

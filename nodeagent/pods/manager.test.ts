@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeClock } from '../../shared/client/clock';
 import { FakeRecorder } from '../../shared/events';
-import { LogLookupError, PodManager } from './manager';
+import { PodManager } from './manager';
+import { LogLookupError } from './pod-logs';
 import { FakeRuntime } from './runtime-fake';
 import { staticPod } from './static';
 

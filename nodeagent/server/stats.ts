@@ -6,7 +6,7 @@
 import { statSync } from 'node:fs';
 import { MetricsRegistry } from '../../shared/metrics/registry';
 import type { MachineInfo, Readings } from '../status/sysinfo';
-import type { PodRecord } from '../pods/manager';
+import type { PodRecord } from '../pods/records';
 import { rfc3339 } from '../status/node';
 
 export interface StatsSources {

@@ -4,43 +4,24 @@
 // addresses, daemon endpoints, images, and the four conditions with the
 // kubelet's reasons and messages.
 import type { KubeObject } from '../../shared/client/types';
+import {
+  KUBELET_LABELS,
+  KUBELET_LABEL_NAMESPACES,
+  isKubeletLabel,
+  isKubernetesLabel,
+} from '../../shared/api/nodes';
+import { TAINT_UNSCHEDULABLE } from '../../shared/api/taints';
 import type { NodeAgentConfig, Taint } from '../app/config';
 import { evictionReservation, type PressureCondition } from './eviction';
 import type { MachineInfo } from './sysinfo';
 
-export const NODE_LEASE_NAMESPACE = 'kube-node-lease';
-
 /** The kubelet release tkube's node agent reports (the apiserver's gitVersion in apiserver/server/app.ts). */
 export const KUBELET_VERSION = 'v1.36.3';
-
-/** Labels the kubelet may set on its own Node (NodeRestriction's allowed set). */
-const KUBELET_LABELS = new Set([
-  'kubernetes.io/hostname',
-  'kubernetes.io/arch',
-  'kubernetes.io/os',
-  'beta.kubernetes.io/arch',
-  'beta.kubernetes.io/os',
-  'beta.kubernetes.io/instance-type',
-  'node.kubernetes.io/instance-type',
-  'failure-domain.beta.kubernetes.io/region',
-  'failure-domain.beta.kubernetes.io/zone',
-  'topology.kubernetes.io/region',
-  'topology.kubernetes.io/zone',
-]);
-const KUBELET_LABEL_NAMESPACES = ['kubelet.kubernetes.io', 'node.kubernetes.io'];
-
-const labelNamespace = (key: string) => (key.includes('/') ? key.slice(0, key.indexOf('/')) : '');
-const inDomain = (ns: string, domain: string) => ns === domain || ns.endsWith(`.${domain}`);
 
 /** --node-labels the kubelet refuses (kubernetes.io / k8s.io labels outside the allowed set). */
 export function forbiddenNodeLabels(labels: Record<string, string>): string[] {
   return Object.keys(labels)
-    .filter((key) => {
-      const ns = labelNamespace(key);
-      if (!inDomain(ns, 'kubernetes.io') && !inDomain(ns, 'k8s.io')) return false;
-      if (KUBELET_LABELS.has(key)) return false;
-      return !KUBELET_LABEL_NAMESPACES.some((d) => inDomain(ns, d));
-    })
+    .filter((key) => isKubernetesLabel(key) && !isKubeletLabel(key))
     .sort();
 }
 
@@ -260,8 +241,8 @@ function taintObjects(taints: Taint[], registerSchedulable: boolean): any[] {
     ...(t.value ? { value: t.value } : {}),
     effect: t.effect,
   }));
-  if (!registerSchedulable && !out.some((t) => t.key === 'node.kubernetes.io/unschedulable'))
-    out.push({ key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule' });
+  if (!registerSchedulable && !out.some((t) => t.key === TAINT_UNSCHEDULABLE))
+    out.push({ key: TAINT_UNSCHEDULABLE, effect: 'NoSchedule' });
   return out;
 }
 

@@ -12,6 +12,7 @@ import {
   type Obj,
 } from './defaults-registry';
 import { formatQuantity, parseQuantity, roundUpQuantity } from './validation/quantity';
+import { volumeSourcesOf } from './volume-sources';
 
 /** PullPolicy default: Always for :latest or untagged images, IfNotPresent otherwise (and for unparseable ones). */
 export function defaultPullPolicy(image: string): 'Always' | 'IfNotPresent' {
@@ -109,40 +110,8 @@ registerDefaults(CORE + 'GRPCAction', (g) => {
   if (g.service === undefined || g.service === null) g.service = '';
 });
 
-const VOLUME_SOURCES = [
-  'hostPath',
-  'emptyDir',
-  'gcePersistentDisk',
-  'awsElasticBlockStore',
-  'gitRepo',
-  'secret',
-  'nfs',
-  'iscsi',
-  'glusterfs',
-  'persistentVolumeClaim',
-  'rbd',
-  'flexVolume',
-  'cinder',
-  'cephfs',
-  'flocker',
-  'downwardAPI',
-  'fc',
-  'azureFile',
-  'configMap',
-  'vsphereVolume',
-  'quobyte',
-  'azureDisk',
-  'photonPersistentDisk',
-  'projected',
-  'portworxVolume',
-  'scaleIO',
-  'storageos',
-  'csi',
-  'ephemeral',
-  'image',
-];
 registerDefaults(CORE + 'Volume', (v) => {
-  if (!VOLUME_SOURCES.some((k) => v[k] !== undefined && v[k] !== null)) v.emptyDir = {};
+  if (!volumeSourcesOf(v).length) v.emptyDir = {};
   const image = asObj(v.image);
   if (image) setIfUnset(image, 'pullPolicy', defaultPullPolicy(asStr(image.reference)));
 });

@@ -315,14 +315,7 @@ export class ResourceClient<T extends KubeObject = KubeObject> {
     body: B,
     opts: WriteOptions = {},
   ): Promise<R> {
-    return this.rest.request<R>({
-      method: 'PUT',
-      path: this.objectPath(name, this.nsOf(body as any), subresource),
-      query: writeQuery(opts),
-      body,
-      protobuf: this.info.protobuf,
-      signal: opts.signal,
-    });
+    return this.writeSubresource<R>('PUT', name, subresource, body, opts);
   }
 
   /** POST on a subresource (eviction, binding, token). */
@@ -332,8 +325,18 @@ export class ResourceClient<T extends KubeObject = KubeObject> {
     body: B,
     opts: WriteOptions = {},
   ): Promise<R> {
+    return this.writeSubresource<R>('POST', name, subresource, body, opts);
+  }
+
+  private writeSubresource<R>(
+    method: 'PUT' | 'POST',
+    name: string,
+    subresource: string,
+    body: unknown,
+    opts: WriteOptions,
+  ): Promise<R> {
     return this.rest.request<R>({
-      method: 'POST',
+      method,
       path: this.objectPath(name, this.nsOf(body as any), subresource),
       query: writeQuery(opts),
       body,

@@ -118,11 +118,11 @@ export async function getWithKubeconfig(
   }
 }
 
-/** Polls until fn resolves truthy; throws with the last failure after timeoutMs. */
+/** Polls until fn resolves truthy; throws with the last failure after timeoutMs (tests use it too). */
 export async function waitUntil<T>(
   fn: () => Promise<T | false | undefined | null>,
-  timeoutMs: number,
-  what: string,
+  timeoutMs = 20_000,
+  what = 'condition',
   exited?: Promise<unknown>,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;

@@ -64,23 +64,3 @@ export function kubectlStream(
       }),
   };
 }
-
-/** Polls fn until it returns a truthy value or timeoutMs passes. */
-export async function eventually<T>(
-  fn: () => Promise<T | undefined | false | null>,
-  timeoutMs = 20_000,
-  what = 'condition',
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (err) {
-      last = err;
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-}

@@ -7,19 +7,11 @@ import {
   milliValue,
   type Quantity,
 } from '../../../shared/api/validation/quantity';
+import { podRequestsAndLimits, qosClass } from '../../../shared/api/pod-resources';
+import { toResourceList, type ResourceList } from '../../../shared/api/resource-list';
 import type { Registry } from '../../registry/registry';
-import { qosClass } from '../../registry/strategies/pod';
 import type { AdmissionAttributes, AdmissionPlugin } from './types';
-import {
-  addLists,
-  admissionForbidden,
-  isPods,
-  jsonClone,
-  Lister,
-  maxLists,
-  toResourceList,
-  type ResourceList,
-} from './util';
+import { admissionForbidden, isPods, jsonClone, Lister } from './util';
 
 const ANNOTATION = 'kubernetes.io/limit-ranger';
 
@@ -82,20 +74,12 @@ export class LimitRanger implements AdmissionPlugin {
         }
         if (item.type === 'Container') {
           const spec = a.object.spec ?? {};
-          for (const c of [...(spec.initContainers ?? []), ...(spec.containers ?? [])]) {
-            const req = toResourceList(c.resources?.requests);
-            const lim = toResourceList(c.resources?.limits);
-            for (const [k, v] of sorted(item.min)) minConstraint(errs, item.type, k, v, req, lim);
-            for (const [k, v] of sorted(item.max)) maxConstraint(errs, item.type, k, v, req, lim);
-            for (const [k, v] of sorted(item.maxLimitRequestRatio))
-              ratioConstraint(errs, item.type, k, v, req, lim);
-          }
+          for (const c of [...(spec.initContainers ?? []), ...(spec.containers ?? [])])
+            checkItem(errs, item, toResourceList(c.resources?.requests), toResourceList(c.resources?.limits));
         } else if (item.type === 'Pod') {
-          const { requests, limits } = podTotals(a.object);
-          for (const [k, v] of sorted(item.min)) minConstraint(errs, item.type, k, v, requests, limits);
-          for (const [k, v] of sorted(item.max)) maxConstraint(errs, item.type, k, v, requests, limits);
-          for (const [k, v] of sorted(item.maxLimitRequestRatio))
-            ratioConstraint(errs, item.type, k, v, requests, limits);
+          // A Pod limit bounds the containers' totals; spec.overhead is not counted.
+          const { requests, limits } = podRequestsAndLimits(a.object, { excludeOverhead: true });
+          checkItem(errs, item, requests, limits);
         }
       }
     }
@@ -109,6 +93,13 @@ function sorted(list: Record<string, unknown> | undefined): [string, Quantity][]
 }
 
 const fmt = (q: Quantity) => formatQuantity(q);
+
+/** min, max and maxLimitRequestRatio of one Container or Pod limit. */
+function checkItem(errs: string[], item: any, req: ResourceList, lim: ResourceList): void {
+  for (const [k, v] of sorted(item.min)) minConstraint(errs, item.type, k, v, req, lim);
+  for (const [k, v] of sorted(item.max)) maxConstraint(errs, item.type, k, v, req, lim);
+  for (const [k, v] of sorted(item.maxLimitRequestRatio)) ratioConstraint(errs, item.type, k, v, req, lim);
+}
 
 function minConstraint(
   errs: string[],
@@ -171,21 +162,6 @@ function ratioConstraint(
     errs.push(
       `${name} max limit to request ratio per ${type} is ${fmt(enforced)}, but provided ratio is ${ratio.toFixed(6)}`,
     );
-}
-
-/** Pod requests/limits: the sum over containers, at least the largest init container. */
-function podTotals(pod: any): { requests: ResourceList; limits: ResourceList } {
-  let requests: ResourceList = new Map();
-  let limits: ResourceList = new Map();
-  for (const c of pod.spec?.containers ?? []) {
-    requests = addLists(requests, toResourceList(c.resources?.requests));
-    limits = addLists(limits, toResourceList(c.resources?.limits));
-  }
-  for (const c of pod.spec?.initContainers ?? []) {
-    requests = maxLists(requests, toResourceList(c.resources?.requests));
-    limits = maxLists(limits, toResourceList(c.resources?.limits));
-  }
-  return { requests, limits };
 }
 
 function mergeContainer(

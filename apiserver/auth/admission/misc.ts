@@ -2,6 +2,7 @@
 // TaintNodesByCondition, StorageObjectInUseProtection, DenyServiceExternalIPs,
 // AlwaysAdmit, AlwaysDeny, NamespaceExists, NamespaceAutoProvision.
 import { notFound } from '../../../shared/api/status';
+import { TAINT_NOT_READY } from '../../../shared/api/taints';
 import type { Registry } from '../../registry/registry';
 import { systemContext } from '../../registry/context';
 import type { AdmissionAttributes, AdmissionPlugin } from './types';
@@ -90,8 +91,8 @@ export class TaintNodesByCondition implements AdmissionPlugin {
     if (!node) return;
     node.spec ??= {};
     const taints: any[] = node.spec.taints ?? [];
-    if (taints.some((t) => t.key === 'node.kubernetes.io/not-ready' && t.effect === 'NoSchedule')) return;
-    node.spec.taints = [...taints, { key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' }];
+    if (taints.some((t) => t.key === TAINT_NOT_READY && t.effect === 'NoSchedule')) return;
+    node.spec.taints = [...taints, { key: TAINT_NOT_READY, effect: 'NoSchedule' }];
   }
 }
 

@@ -2,49 +2,23 @@
 // (user system:node:<name> in group system:nodes) may only modify its own Node
 // (no taints, no labels outside the kubelet set), its own Lease in
 // kube-node-lease, mirror pods bound to it, and the status of pods bound to it.
+import {
+  NODE_LEASE_NAMESPACE,
+  inDomain,
+  isKubeletLabel,
+  isKubernetesLabel,
+  labelNamespace,
+} from '../../../shared/api/nodes';
 import type { Registry } from '../../registry/registry';
-import type { UserInfo } from '../../registry/context';
+import { nodeIdentity } from '../node-identity';
 import type { AdmissionAttributes, AdmissionPlugin } from './types';
 import { admissionForbidden, isPods, Lister, MIRROR_POD_ANNOTATION } from './util';
-
-const NODE_LEASE_NAMESPACE = 'kube-node-lease';
-
-/** The node name of a kubelet identity, or null. */
-export function nodeIdentity(u: UserInfo): string | null {
-  if (!u.groups.includes('system:nodes') || !u.name.startsWith('system:node:')) return null;
-  return u.name.slice('system:node:'.length) || null;
-}
-
-const KUBELET_LABELS = new Set([
-  'kubernetes.io/hostname',
-  'kubernetes.io/arch',
-  'kubernetes.io/os',
-  'beta.kubernetes.io/arch',
-  'beta.kubernetes.io/os',
-  'beta.kubernetes.io/instance-type',
-  'node.kubernetes.io/instance-type',
-  'failure-domain.beta.kubernetes.io/region',
-  'failure-domain.beta.kubernetes.io/zone',
-  'topology.kubernetes.io/region',
-  'topology.kubernetes.io/zone',
-]);
-const KUBELET_LABEL_NAMESPACES = ['kubelet.kubernetes.io', 'node.kubernetes.io'];
-
-const labelNamespace = (key: string) => (key.includes('/') ? key.slice(0, key.indexOf('/')) : '');
-const inDomain = (ns: string, domain: string) => ns === domain || ns.endsWith(`.${domain}`);
-
-function isKubeletLabel(key: string): boolean {
-  if (KUBELET_LABELS.has(key)) return true;
-  const ns = labelNamespace(key);
-  return KUBELET_LABEL_NAMESPACES.some((d) => inDomain(ns, d));
-}
 
 function forbiddenLabels(modified: string[]): string[] {
   const out = new Set<string>();
   for (const key of modified) {
-    const ns = labelNamespace(key);
-    if (inDomain(ns, 'node-restriction.kubernetes.io')) out.add(key);
-    if ((inDomain(ns, 'kubernetes.io') || inDomain(ns, 'k8s.io')) && !isKubeletLabel(key)) out.add(key);
+    if (inDomain(labelNamespace(key), 'node-restriction.kubernetes.io')) out.add(key);
+    if (isKubernetesLabel(key) && !isKubeletLabel(key)) out.add(key);
   }
   return [...out].sort();
 }
@@ -81,8 +55,8 @@ export class NodeRestriction implements AdmissionPlugin {
   }
 
   private async check(a: AdmissionAttributes): Promise<void> {
-    const node = nodeIdentity(a.user);
-    if (node === null) return;
+    const { isNode, name: node } = nodeIdentity(a.user);
+    if (!isNode || !node) return;
     if (isPods(a)) return this.admitPod(node, a);
     if (a.group === '' && a.resource === 'nodes') return this.admitNode(node, a);
     if (a.group === 'coordination.k8s.io' && a.resource === 'leases') return this.admitLease(node, a);

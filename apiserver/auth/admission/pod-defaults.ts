@@ -1,11 +1,9 @@
 // Small pod plugins: DefaultTolerationSeconds, Priority, RuntimeClass,
 // AlwaysPullImages (plugin/pkg/admission/{defaulttolerationseconds,priority,runtimeclass,alwayspullimages}).
+import { TAINT_NOT_READY, TAINT_UNREACHABLE } from '../../../shared/api/taints';
 import type { Registry } from '../../registry/registry';
 import type { AdmissionAttributes, AdmissionPlugin } from './types';
 import { admissionForbidden, allContainers, isPods, Lister, jsonClone } from './util';
-
-const NOT_READY = 'node.kubernetes.io/not-ready';
-const UNREACHABLE = 'node.kubernetes.io/unreachable';
 
 /** Adds NoExecute tolerations for not-ready and unreachable nodes (tolerationSeconds from the flags). */
 export class DefaultTolerationSeconds implements AdmissionPlugin {
@@ -23,16 +21,16 @@ export class DefaultTolerationSeconds implements AdmissionPlugin {
     const tolerates = (key: string) =>
       tolerations.some((t) => (t.key === key || !t.key) && (t.effect === 'NoExecute' || !t.effect));
     const add: any[] = [];
-    if (!tolerates(NOT_READY))
+    if (!tolerates(TAINT_NOT_READY))
       add.push({
-        key: NOT_READY,
+        key: TAINT_NOT_READY,
         operator: 'Exists',
         effect: 'NoExecute',
         tolerationSeconds: this.notReadySeconds,
       });
-    if (!tolerates(UNREACHABLE))
+    if (!tolerates(TAINT_UNREACHABLE))
       add.push({
-        key: UNREACHABLE,
+        key: TAINT_UNREACHABLE,
         operator: 'Exists',
         effect: 'NoExecute',
         tolerationSeconds: this.unreachableSeconds,

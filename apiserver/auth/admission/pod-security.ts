@@ -5,7 +5,7 @@
 // headers. Workloads with pod templates are audited and warned, never refused.
 import type { Registry } from '../../registry/registry';
 import type { AdmissionAttributes, AdmissionPlugin } from './types';
-import { admissionForbidden, Lister } from './util';
+import { admissionForbidden, allContainers, Lister } from './util';
 
 type Level = 'privileged' | 'baseline' | 'restricted';
 const LEVELS: Level[] = ['privileged', 'baseline', 'restricted'];
@@ -26,11 +26,6 @@ const plural = (one: string, many: string, n: number) => (n === 1 ? one : many);
 const joinQuote = (xs: string[]) => xs.map((x) => JSON.stringify(x)).join(', ');
 const containerWord = (names: string[]) =>
   `${plural('container', 'containers', names.length)} ${joinQuote(names)}`;
-
-/** Containers in the order the checks visit them: init, regular, ephemeral. */
-function containers(spec: any): any[] {
-  return [...(spec?.initContainers ?? []), ...(spec?.containers ?? []), ...(spec?.ephemeralContainers ?? [])];
-}
 
 const BASELINE_CAPS = new Set([
   'AUDIT_WRITE',
@@ -79,7 +74,7 @@ const checks: Record<string, { level: Level; run: Check; overrides?: string }> =
   allowPrivilegeEscalation: {
     level: 'restricted',
     run: (_m, spec) => {
-      const bad = containers(spec)
+      const bad = allContainers(spec)
         .filter((c) => c.securityContext?.allowPrivilegeEscalation !== false)
         .map((c) => c.name);
       return bad.length
@@ -96,7 +91,7 @@ const checks: Record<string, { level: Level; run: Check; overrides?: string }> =
     run: (_m, spec) => {
       const bad: string[] = [];
       const caps = new Set<string>();
-      for (const c of containers(spec)) {
+      for (const c of allContainers(spec)) {
         const added = (c.securityContext?.capabilities?.add ?? []).filter(
           (x: string) => !BASELINE_CAPS.has(x),
         );
@@ -121,7 +116,7 @@ const checks: Record<string, { level: Level; run: Check; overrides?: string }> =
       const missingDrop: string[] = [];
       const adding: string[] = [];
       const caps = new Set<string>();
-      for (const c of containers(spec)) {
+      for (const c of allContainers(spec)) {
         const cap = c.securityContext?.capabilities;
         if (!cap) {
           missingDrop.push(c.name);
@@ -173,7 +168,7 @@ const checks: Record<string, { level: Level; run: Check; overrides?: string }> =
     run: (_m, spec) => {
       const bad: string[] = [];
       const ports: string[] = [];
-      for (const c of containers(spec)) {
+      for (const c of allContainers(spec)) {
         const hp = (c.ports ?? []).filter((p: any) => p.hostPort).map((p: any) => String(p.hostPort));
         if (hp.length) {
           bad.push(c.name);
@@ -192,7 +187,7 @@ const checks: Record<string, { level: Level; run: Check; overrides?: string }> =
   privileged: {
     level: 'baseline',
     run: (_m, spec) => {
-      const bad = containers(spec)
+      const bad = allContainers(spec)
         .filter((c) => c.securityContext?.privileged === true)
         .map((c) => c.name);
       return bad.length
@@ -209,7 +204,7 @@ const checks: Record<string, { level: Level; run: Check; overrides?: string }> =
     run: (_m, spec) => {
       const bad: string[] = [];
       const values = new Set<string>();
-      for (const c of containers(spec)) {
+      for (const c of allContainers(spec)) {
         const pm = c.securityContext?.procMount;
         if (pm !== undefined && pm !== 'Default') {
           bad.push(c.name);
@@ -255,7 +250,7 @@ const checks: Record<string, { level: Level; run: Check; overrides?: string }> =
       const badSetters: string[] = podValue === false ? ['pod'] : [];
       const explicit: string[] = [];
       const implicit: string[] = [];
-      for (const c of containers(spec)) {
+      for (const c of allContainers(spec)) {
         const v = c.securityContext?.runAsNonRoot;
         if (v !== undefined && v !== null) {
           if (v === false) explicit.push(c.name);
@@ -281,7 +276,7 @@ const checks: Record<string, { level: Level; run: Check; overrides?: string }> =
     level: 'restricted',
     run: (_m, spec) => {
       const badSetters: string[] = spec?.securityContext?.runAsUser === 0 ? ['pod'] : [];
-      const bad = containers(spec)
+      const bad = allContainers(spec)
         .filter((c) => c.securityContext?.runAsUser === 0)
         .map((c) => c.name);
       if (bad.length) badSetters.push(containerWord(bad));
@@ -305,7 +300,7 @@ const checks: Record<string, { level: Level; run: Check; overrides?: string }> =
         values.add(podType);
       }
       const bad: string[] = [];
-      for (const c of containers(spec)) {
+      for (const c of allContainers(spec)) {
         const t = c.securityContext?.seccompProfile?.type;
         if (t === 'Unconfined') {
           bad.push(c.name);
@@ -337,7 +332,7 @@ const checks: Record<string, { level: Level; run: Check; overrides?: string }> =
       }
       const explicit: string[] = [];
       const implicit: string[] = [];
-      for (const c of containers(spec)) {
+      for (const c of allContainers(spec)) {
         const t = c.securityContext?.seccompProfile?.type;
         if (t !== undefined) {
           if (!valid(t)) {

@@ -2,24 +2,37 @@
 // quota is charged to every matching ResourceQuota of its namespace before it
 // is stored. The charge is a compare-and-swap of the quota's status.used, so
 // concurrent creates never both get the last unit. Dry-run checks, never charges.
-import { compareQuantity, type Quantity } from '../../../shared/api/validation/quantity';
+import { addQuantity, compareQuantity, isZeroQuantity } from '../../../shared/api/validation/quantity';
 import { isStatusError } from '../../../shared/api/status';
-import type { Registry } from '../../registry/registry';
-import { statusStrategy } from '../../registry/registry';
-import { systemContext } from '../../registry/context';
-import { qosClass } from '../../registry/strategies/pod';
-import type { AdmissionAttributes, AdmissionPlugin } from './types';
+import {
+  computeUsage,
+  isPodFinished,
+  isPodQuotaResource,
+  isPVCQuotaResource,
+  isServiceQuotaResource,
+  objectCountNames,
+  podMatchesScopes,
+  podUsage,
+  pvcUsage,
+  quotaScopes,
+  serviceUsage,
+} from '../../../shared/api/quota';
 import {
   addLists,
-  admissionForbidden,
+  countQuantity,
   fromResourceList,
-  Lister,
-  maxLists,
+  maskList,
   prettyPrint,
   subLists,
   toResourceList,
+  zeroQuantity,
   type ResourceList,
-} from './util';
+} from '../../../shared/api/resource-list';
+import type { Registry } from '../../registry/registry';
+import { statusStrategy } from '../../registry/registry';
+import { systemContext } from '../../registry/context';
+import type { AdmissionAttributes, AdmissionPlugin } from './types';
+import { admissionForbidden, Lister } from './util';
 
 interface Evaluator {
   /** Does this resource name count for the evaluator's kind? */
@@ -33,88 +46,20 @@ interface Evaluator {
   scoped?: boolean;
 }
 
-const one = (): Quantity => ({ mant: 1n, exp: 0, format: 'DecimalSI' });
-
-const POD_RESOURCES = new Set([
-  'count/pods',
-  'pods',
-  'cpu',
-  'memory',
-  'ephemeral-storage',
-  'requests.cpu',
-  'requests.memory',
-  'requests.ephemeral-storage',
-  'limits.cpu',
-  'limits.memory',
-  'limits.ephemeral-storage',
-]);
 const POD_VALIDATION = ['cpu', 'memory', 'requests.cpu', 'requests.memory', 'limits.cpu', 'limits.memory'];
-const isNative = (name: string) => !name.includes('/') || name.includes('kubernetes.io/');
-
-function podComputeUsage(requests: ResourceList, limits: ResourceList): ResourceList {
-  const out: ResourceList = new Map([['pods', one()]]);
-  for (const r of ['cpu', 'memory', 'ephemeral-storage']) {
-    const q = requests.get(r);
-    if (q) {
-      out.set(r, q);
-      out.set(`requests.${r}`, q);
-    }
-    const l = limits.get(r);
-    if (l) out.set(`limits.${r}`, l);
-  }
-  for (const [r, q] of requests) {
-    if (r.startsWith('hugepages-')) {
-      out.set(r, q);
-      out.set(`requests.${r}`, q);
-    } else if (!isNative(r)) out.set(`requests.${r}`, q);
-  }
-  return out;
-}
-
-function podResources(pod: any): { requests: ResourceList; limits: ResourceList } {
-  let requests: ResourceList = new Map();
-  let limits: ResourceList = new Map();
-  for (const c of pod.spec?.containers ?? []) {
-    requests = addLists(requests, toResourceList(c.resources?.requests));
-    limits = addLists(limits, toResourceList(c.resources?.limits));
-  }
-  for (const c of pod.spec?.initContainers ?? []) {
-    requests = maxLists(requests, toResourceList(c.resources?.requests));
-    limits = maxLists(limits, toResourceList(c.resources?.limits));
-  }
-  if (pod.spec?.overhead) {
-    const o = toResourceList(pod.spec.overhead);
-    requests = addLists(requests, o);
-    const lo: ResourceList = new Map([...o].filter(([k]) => limits.has(k)));
-    limits = addLists(limits, lo);
-  }
-  return { requests, limits };
-}
 
 const podEvaluator: Evaluator = {
   scoped: true,
-  matches: (n) =>
-    POD_RESOURCES.has(n) ||
-    n.startsWith('hugepages-') ||
-    n.startsWith('requests.hugepages-') ||
-    (n.startsWith('requests.') && !isNative(n.slice(9))),
+  matches: isPodQuotaResource,
   handles: (op) => op === 'CREATE',
-  usage(pod) {
-    const out: ResourceList = new Map([['count/pods', one()]]);
-    const phase = pod.status?.phase;
-    if (phase === 'Succeeded' || phase === 'Failed' || pod.metadata?.deletionTimestamp) return out;
-    const { requests, limits } = podResources(pod);
-    return addLists(out, podComputeUsage(requests, limits));
-  },
+  // Admission releases a deleted pod's compute at once, without its grace period.
+  usage: (pod) => podUsage(pod, !isPodFinished(pod) && !pod.metadata?.deletionTimestamp),
   constraints(required, pod) {
     const req = new Set(required.filter((r) => POD_VALIDATION.includes(r)));
     if (!req.size) return null;
     const missing = new Map<string, Set<string>>();
     for (const c of [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])]) {
-      const have = podComputeUsage(
-        toResourceList(c.resources?.requests),
-        toResourceList(c.resources?.limits),
-      );
+      const have = computeUsage(toResourceList(c.resources?.requests), toResourceList(c.resources?.limits));
       for (const r of req) {
         if (!have.has(r)) {
           if (!missing.has(r)) missing.set(r, new Set());
@@ -129,58 +74,23 @@ const podEvaluator: Evaluator = {
 };
 
 const serviceEvaluator: Evaluator = {
-  matches: (n) => ['services', 'count/services', 'services.nodeports', 'services.loadbalancers'].includes(n),
+  matches: isServiceQuotaResource,
   handles: (op) => op === 'CREATE' || op === 'UPDATE',
-  usage(svc) {
-    const out: ResourceList = new Map([
-      ['services', one()],
-      ['count/services', one()],
-    ]);
-    const ports = (svc.spec?.ports ?? []).length;
-    const n = (v: number): Quantity => ({ mant: BigInt(v), exp: 0, format: 'DecimalSI' });
-    const type = svc.spec?.type ?? 'ClusterIP';
-    out.set('services.nodeports', n(0));
-    out.set('services.loadbalancers', n(0));
-    if (type === 'NodePort') out.set('services.nodeports', n(ports));
-    if (type === 'LoadBalancer') {
-      out.set('services.loadbalancers', n(1));
-      if (svc.spec?.allocateLoadBalancerNodePorts !== false) out.set('services.nodeports', n(ports));
-    }
-    return out;
-  },
+  usage: serviceUsage,
 };
 
-const SC_SUFFIX = '.storageclass.storage.k8s.io/';
 const pvcEvaluator: Evaluator = {
-  matches: (n) =>
-    ['persistentvolumeclaims', 'count/persistentvolumeclaims', 'requests.storage'].includes(n) ||
-    (n.includes(SC_SUFFIX) && /\/(persistentvolumeclaims|requests\.storage)$/.test(n)),
+  matches: isPVCQuotaResource,
   handles: (op) => op === 'CREATE' || op === 'UPDATE',
-  usage(pvc) {
-    const out: ResourceList = new Map([
-      ['persistentvolumeclaims', one()],
-      ['count/persistentvolumeclaims', one()],
-    ]);
-    const sc = pvc.spec?.storageClassName;
-    if (sc) out.set(`${sc}${SC_SUFFIX}persistentvolumeclaims`, one());
-    const storage = toResourceList(pvc.spec?.resources?.requests).get('storage');
-    if (storage) {
-      out.set('requests.storage', storage);
-      if (sc) out.set(`${sc}${SC_SUFFIX}requests.storage`, storage);
-    }
-    return out;
-  },
+  usage: pvcUsage,
 };
-
-const LEGACY_COUNTED = new Set(['configmaps', 'secrets', 'replicationcontrollers', 'resourcequotas']);
 
 function objectCountEvaluator(group: string, resource: string): Evaluator {
-  const names = [`count/${group ? `${resource}.${group}` : resource}`];
-  if (!group && LEGACY_COUNTED.has(resource)) names.push(resource);
+  const names = objectCountNames(group, resource);
   return {
     matches: (n) => names.includes(n),
     handles: (op) => op === 'CREATE',
-    usage: () => new Map(names.map((n) => [n, one()])),
+    usage: () => new Map(names.map((n) => [n, countQuantity(1)])),
   };
 }
 
@@ -193,65 +103,11 @@ function evaluatorFor(a: AdmissionAttributes): Evaluator {
   return objectCountEvaluator(a.group, a.resource);
 }
 
-/** Does the quota's scopes (and scopeSelector) select the pod? */
+/** Does the quota select the object? Only pods have scopes; a scoped quota counts nothing else. */
 function scopesMatch(quota: any, obj: any, scoped: boolean): boolean {
-  const scopes: { scopeName: string; operator: string; values?: string[] }[] = [
-    ...(quota.spec?.scopes ?? []).map((s: string) => ({ scopeName: s, operator: 'Exists' })),
-    ...(quota.spec?.scopeSelector?.matchExpressions ?? []),
-  ];
-  if (!scopes.length) return true;
-  if (!scoped) return false;
-  for (const s of scopes) {
-    let match: boolean;
-    switch (s.scopeName) {
-      case 'Terminating':
-        match = obj.spec?.activeDeadlineSeconds !== undefined && obj.spec?.activeDeadlineSeconds !== null;
-        break;
-      case 'NotTerminating':
-        match = obj.spec?.activeDeadlineSeconds === undefined || obj.spec?.activeDeadlineSeconds === null;
-        break;
-      case 'BestEffort':
-        match = qosClass(obj) === 'BestEffort';
-        break;
-      case 'NotBestEffort':
-        match = qosClass(obj) !== 'BestEffort';
-        break;
-      case 'PriorityClass': {
-        const pc = obj.spec?.priorityClassName;
-        const values = s.values ?? [];
-        match =
-          s.operator === 'In'
-            ? pc !== undefined && values.includes(pc)
-            : s.operator === 'NotIn'
-              ? pc === undefined || !values.includes(pc)
-              : s.operator === 'Exists'
-                ? !!pc
-                : !pc;
-        break;
-      }
-      case 'CrossNamespacePodAffinity': {
-        const terms = [
-          ...(obj.spec?.affinity?.podAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? []),
-          ...(obj.spec?.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? []),
-        ];
-        const cross = terms.some((t: any) => t.namespaces?.length || t.namespaceSelector);
-        match = s.operator === 'DoesNotExist' ? !cross : cross;
-        break;
-      }
-      default:
-        match = false;
-    }
-    if (!match) return false;
-  }
-  return true;
+  if (!quotaScopes(quota).length) return true;
+  return scoped && podMatchesScopes(quota, obj);
 }
-
-function mask(list: ResourceList, names: Iterable<string>): ResourceList {
-  const keep = new Set(names);
-  return new Map([...list].filter(([k]) => keep.has(k)));
-}
-
-const isZero = (q: Quantity) => q.mant === 0n;
 
 export class ResourceQuota implements AdmissionPlugin {
   readonly name = 'ResourceQuota';
@@ -277,7 +133,7 @@ export class ResourceQuota implements AdmissionPlugin {
       for (const [k, v] of subLists(delta, prev)) if (v.mant > 0n) d.set(k, v);
       delta = d;
     }
-    delta = new Map([...delta].filter(([, v]) => !isZero(v)));
+    delta = new Map([...delta].filter(([, v]) => !isZeroQuantity(v)));
     if (!delta.size) return;
 
     // Which quotas charge this object, and for what.
@@ -295,7 +151,7 @@ export class ResourceQuota implements AdmissionPlugin {
           a,
           `status unknown for quota: ${q.metadata.name}, resources: ${[...restricted].sort().join(',')}`,
         );
-      const requested = mask(delta, restricted);
+      const requested = maskList(delta, restricted);
       if (!requested.size) continue;
       checkQuota(a, q, requested);
       charges.push({ name: q.metadata.name, resources: restricted });
@@ -306,7 +162,7 @@ export class ResourceQuota implements AdmissionPlugin {
     const charged: { name: string; requested: ResourceList }[] = [];
     try {
       for (const c of charges) {
-        const requested = mask(delta, c.resources);
+        const requested = maskList(delta, c.resources);
         await this.charge(a, c.name, requested);
         charged.push({ name: c.name, requested });
       }
@@ -368,18 +224,13 @@ function checkQuota(a: AdmissionAttributes, quota: any, requested: ResourceList)
   for (const [k, v] of requested) {
     const h = hard.get(k);
     if (!h) continue;
-    const next = addLists(
-      new Map([[k, used.get(k) ?? { mant: 0n, exp: 0, format: v.format }]]),
-      new Map([[k, v]]),
-    );
-    if (compareQuantity(next.get(k)!, h) > 0) exceeded.push(k);
+    const next = used.has(k) ? addQuantity(used.get(k)!, v) : v;
+    if (compareQuantity(next, h) > 0) exceeded.push(k);
   }
   if (!exceeded.length) return;
-  const usedMasked: ResourceList = new Map(
-    exceeded.map((k) => [k, used.get(k) ?? { mant: 0n, exp: 0, format: 'DecimalSI' as const }]),
-  );
+  const usedMasked: ResourceList = new Map(exceeded.map((k) => [k, used.get(k) ?? zeroQuantity()]));
   throw admissionForbidden(
     a,
-    `exceeded quota: ${quota.metadata.name}, requested: ${prettyPrint(mask(requested, exceeded))}, used: ${prettyPrint(usedMasked)}, limited: ${prettyPrint(mask(hard, exceeded))}`,
+    `exceeded quota: ${quota.metadata.name}, requested: ${prettyPrint(maskList(requested, exceeded))}, used: ${prettyPrint(usedMasked)}, limited: ${prettyPrint(maskList(hard, exceeded))}`,
   );
 }

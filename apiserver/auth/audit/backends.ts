@@ -23,6 +23,7 @@ import http from 'node:http';
 import { parse as parseYAML } from 'yaml';
 import { logger } from '../../../shared/log';
 import type { AuditEvent } from './event';
+import { webhookAgent } from '../webhook-client';
 
 const log = logger('audit');
 
@@ -212,17 +213,13 @@ export function loadWebhookKubeconfig(file: string): WebhookTarget {
   if (user.token) headers.authorization = `Bearer ${user.token}`;
   else if (user.username)
     headers.authorization = `Basic ${Buffer.from(`${user.username}:${user.password ?? ''}`).toString('base64')}`;
-  const agent =
-    url.protocol === 'https:'
-      ? new https.Agent({
-          keepAlive: true,
-          ca: readRef(cluster['certificate-authority-data'], cluster['certificate-authority']),
-          cert: readRef(user['client-certificate-data'], user['client-certificate']),
-          key: readRef(user['client-key-data'], user['client-key']),
-          rejectUnauthorized: !cluster['insecure-skip-tls-verify'],
-          servername: cluster['tls-server-name'],
-        })
-      : new http.Agent({ keepAlive: true });
+  const agent = webhookAgent(url, {
+    caPem: readRef(cluster['certificate-authority-data'], cluster['certificate-authority']),
+    certPem: readRef(user['client-certificate-data'], user['client-certificate']),
+    keyPem: readRef(user['client-key-data'], user['client-key']),
+    insecure: !!cluster['insecure-skip-tls-verify'],
+    serverName: cluster['tls-server-name'],
+  });
   return { url, agent, headers };
 }
 

@@ -10,7 +10,7 @@ import type { TLSSocket } from 'node:tls';
 import { unauthorized } from '../../../shared/api/status';
 import type { UserInfo } from '../../registry/context';
 import type { Req } from '../../server/http';
-import { TTLCache } from './webhook-client';
+import { TTLCache } from '../webhook-client';
 
 export interface AuthResponse {
   user: UserInfo;

@@ -3,7 +3,7 @@
 // answers, good and bad, are cached for --authentication-token-webhook-cache-ttl.
 import { createHash } from 'node:crypto';
 import { AuthError, intersect, type AuthResponse, type TokenAuthenticator } from './authenticator';
-import { TTLCache, WebhookClient } from './webhook-client';
+import { TTLCache, WebhookClient } from '../webhook-client';
 
 export interface WebhookTokenOptions {
   configFile: string;

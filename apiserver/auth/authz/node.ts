@@ -5,7 +5,9 @@
 // against the static system:node rules. The graph (pod -> node, object -> pod,
 // PV -> PVC) is kept current from informers.
 import { parseFieldSelector } from '../../../shared/api/fields';
+import { NODE_LEASE_NAMESPACE } from '../../../shared/api/nodes';
 import type { UserInfo } from '../../registry/context';
+import { nodeIdentity } from '../node-identity';
 import type { Registry } from '../../registry/registry';
 import { nodeRules } from './bootstrap-policy';
 import { StoreInformer, objectKey } from './informer';
@@ -19,15 +21,6 @@ import {
   type AuthorizerResult,
   type RulesResult,
 } from './types';
-
-const NODE_PREFIX = 'system:node:';
-
-/** The node a user is, if it is one ("" when unidentifiable). */
-export function nodeIdentity(user: UserInfo): { isNode: boolean; name: string } {
-  if (!user.name.startsWith(NODE_PREFIX) || !user.groups.includes('system:nodes'))
-    return { isNode: false, name: '' };
-  return { isNode: true, name: user.name.slice(NODE_PREFIX.length) };
-}
 
 type RefType = 'secret' | 'configmap' | 'pvc' | 'serviceaccount';
 
@@ -269,8 +262,8 @@ export class NodeAuthorizer implements Authorizer {
         case 'coordination.k8s.io/leases':
           if (!['get', 'create', 'update', 'patch', 'delete'].includes(a.verb))
             return noOpinion('can only get, create, update, patch, or delete a node lease');
-          if (a.namespace !== 'kube-node-lease')
-            return noOpinion('can only access leases in the "kube-node-lease" system namespace');
+          if (a.namespace !== NODE_LEASE_NAMESPACE)
+            return noOpinion(`can only access leases in the "${NODE_LEASE_NAMESPACE}" system namespace`);
           if (a.verb !== 'create' && a.name !== node)
             return noOpinion('can only access node lease with the same name as the requesting node');
           return ALLOW;

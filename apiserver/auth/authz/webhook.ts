@@ -3,7 +3,7 @@
 // for --authorization-webhook-cache-authorized-ttl when allowed and
 // --authorization-webhook-cache-unauthorized-ttl otherwise.
 import type { UserInfo } from '../../registry/context';
-import { TTLCache, WebhookClient } from '../authn/webhook-client';
+import { TTLCache, WebhookClient } from '../webhook-client';
 import type { Attributes, Authorizer, AuthorizerResult, RulesResult } from './types';
 
 export interface WebhookAuthorizerOptions {

@@ -3,27 +3,11 @@
 // and the binding and eviction subresources.
 import { badRequest, conflict, notFound, StatusError } from '../../../shared/api/status';
 import { selectorMatches } from '../../../shared/api/labels';
+import { qosClass } from '../../../shared/api/pod-resources';
 import type { ResourceBehaviour, Registry, ServedResource } from '../registry';
 import { systemContext, type RequestContext } from '../context';
 import { rfc3339 } from '../meta';
 import { wholeObject } from '../strategy';
-
-export function qosClass(pod: any): 'Guaranteed' | 'Burstable' | 'BestEffort' {
-  const containers = [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])];
-  let any = false;
-  let guaranteed = true;
-  for (const c of containers) {
-    const req = c.resources?.requests ?? {};
-    const lim = c.resources?.limits ?? {};
-    if (Object.keys(req).length || Object.keys(lim).length) any = true;
-    for (const r of ['cpu', 'memory']) {
-      if (lim[r] === undefined) guaranteed = false;
-      else if (req[r] !== undefined && String(req[r]) !== String(lim[r])) guaranteed = false;
-    }
-  }
-  if (!any) return 'BestEffort';
-  return guaranteed ? 'Guaranteed' : 'Burstable';
-}
 
 export function podBehaviour(registry: () => Registry): ResourceBehaviour {
   return {

@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { startTestAPIServer, type TestAPIServer } from '../../../apiserver/server/testing';
 import { isNotFound, type Client } from '../../../shared/client';
-import { startTestControllerManager, waitFor, type TestControllerManager } from '../../app/testing';
+import { startTestControllerManager, type TestControllerManager } from '../../app/testing';
+import { waitUntil } from '../../../shared/cluster/process';
 import { BOOTSTRAP_TOKEN_TYPE, detachedSignature } from './bootstrap';
 
 const token = (id: string, secret: string, extra: Record<string, string> = {}) => ({
@@ -54,7 +55,7 @@ describe('controller-manager: bootstrap signer and token cleaner', function () {
     await secrets.create(
       token('bbbbbb', 'bbbbbbbbbbbbbbbb', { expiration: new Date(Date.now() + 3600_000).toISOString() }),
     );
-    await waitFor(
+    await waitUntil(
       async () => {
         try {
           await secrets.get('bootstrap-token-aaaaaa');
@@ -76,7 +77,7 @@ describe('controller-manager: bootstrap signer and token cleaner', function () {
     const secrets = client.resource('secrets').namespace('kube-system');
     await secrets.create(token('cccccc', '0123456789abcdef', { 'usage-bootstrap-signing': 'true' }));
     await secrets.create(token('dddddd', 'fedcba9876543210'));
-    const cm = await waitFor(async () => {
+    const cm = await waitUntil(async () => {
       const c = await cms.get('cluster-info');
       return c.data['jws-kubeconfig-cccccc'] ? c : undefined;
     });
@@ -86,6 +87,6 @@ describe('controller-manager: bootstrap signer and token cleaner', function () {
     );
     assert.equal(cm.data['jws-kubeconfig-dddddd'], undefined, 'not a signing token');
     await secrets.delete('bootstrap-token-cccccc');
-    await waitFor(async () => (await cms.get('cluster-info')).data['jws-kubeconfig-cccccc'] === undefined);
+    await waitUntil(async () => (await cms.get('cluster-info')).data['jws-kubeconfig-cccccc'] === undefined);
   });
 });

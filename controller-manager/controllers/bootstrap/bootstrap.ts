@@ -9,7 +9,8 @@ import { createHmac } from 'node:crypto';
 import type { ControllerContext, ControllerDescriptor } from '../../controller';
 import { isConflict, isNotFound, type KubeObject } from '../../../shared/client';
 import { runWorkers, unwrapTombstone } from '../../../shared/informers';
-import { cachesSynced, go, parseTime, queueFor } from '../../app/controller-util';
+import { cachesSynced, go, queueFor } from '../../app/controller-util';
+import { parseTime } from '../util/base';
 
 export const BOOTSTRAP_TOKEN_TYPE = 'bootstrap.kubernetes.io/token';
 export const CLUSTER_INFO = 'cluster-info';

@@ -13,6 +13,7 @@ import {
   QueueController,
   clone,
   errMessage,
+  getLatest,
   intOption,
   keyOf,
   parseTime,
@@ -20,7 +21,7 @@ import {
   unwrap,
   type Obj,
 } from '../util/base';
-import { controllerRef, getControllerOf } from '../util/controller-ref';
+import { controllerRef, getControllerOf, resolveControllerRef } from '../util/controller-ref';
 import { CONTROLLER_UID_INDEX, informerWithOwnerIndex } from '../util/informers';
 import { updateStatus, deleteWith } from '../util/status';
 import { checkTimeZone, formatInZone, localTimeZone, parseSchedule, type Schedule } from './cron';
@@ -91,10 +92,8 @@ export class CronJobController extends QueueController {
       onUpdate: (_o, cj) => this.enqueue(keyOf(cj)),
     });
     const jobEvent = (job: Obj) => {
-      const ref = getControllerOf(job);
-      if (!ref || ref.kind !== 'CronJob') return;
-      const cj = this.cjInformer.indexer.getByKey(`${job.metadata.namespace}/${ref.name}`);
-      if (cj && cj.metadata.uid === ref.uid) this.enqueue(keyOf(cj));
+      const cj = resolveControllerRef(this.cjInformer, 'CronJob', job);
+      if (cj) this.enqueue(keyOf(cj));
     };
     this.jobInformer.addEventHandler({
       onAdd: jobEvent,
@@ -134,15 +133,6 @@ export class CronJobController extends QueueController {
     if (requeueAfter !== undefined) this.enqueueAfter(key, Math.max(requeueAfter, 0));
   }
 
-  private async freshStatus(cj: Obj): Promise<any> {
-    try {
-      return (await this.cjClient.namespace(cj.metadata.namespace!).get(cj.metadata.name!)).status;
-    } catch (e) {
-      if (isNotFound(e)) return undefined;
-      throw e;
-    }
-  }
-
   private jobRef(job: Obj): any {
     return {
       kind: 'Job',
@@ -170,7 +160,7 @@ export class CronJobController extends QueueController {
       const fin = finishedType(j);
       if (!found && !fin) {
         // The cache may be behind our own status write: ask the apiserver before complaining.
-        const fresh = await this.freshStatus(cj);
+        const fresh = (await getLatest(this.cjClient, cj))?.status;
         if (fresh && (fresh.active ?? []).some((r: any) => r.uid === j.metadata.uid)) {
           Object.assign(status, clone(fresh));
           continue;

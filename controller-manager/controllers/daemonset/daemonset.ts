@@ -7,12 +7,11 @@
 import type { ControllerContext, ControllerDescriptor, EventRecorderLike } from '../../controller';
 import { isNotFound, type ResourceClient } from '../../../shared/client';
 import type { SharedIndexInformer } from '../../../shared/informers';
-import { selectorFromObject, type LabelSelector } from '../../../shared/api/labels';
 import { featureGates } from '../../../shared/options/feature-gates';
 import {
   QueueController,
   clone,
-  errMessage,
+  getLatest,
   intOption,
   keyOf,
   parseTime,
@@ -22,9 +21,16 @@ import {
   type Obj,
 } from '../util/base';
 import { UIDTrackingExpectations } from '../util/expectations';
-import { claimObjects, controllerRef, getControllerOf } from '../util/controller-ref';
+import {
+  claimObjects,
+  controllerRef,
+  getControllerOf,
+  resolveControllerRef,
+  selectingControllers,
+  selectorOf,
+} from '../util/controller-ref';
 import { informerWithOwnerIndex, podInformer } from '../util/informers';
-import { isPodAvailable, isPodReady } from '../util/pod';
+import { PodControl, isPodAvailable, isPodReady } from '../util/pod';
 import { updateStatus } from '../util/status';
 import { scaledValue } from '../util/intstr';
 import {
@@ -33,12 +39,18 @@ import {
   ensureRevision,
   sortRevisions,
 } from '../util/history';
+import { findUntoleratedTaint, podMatchesNodeSelectorAndAffinity } from '../util/scheduling';
 import {
-  findUntoleratedTaint,
-  podMatchesNodeSelectorAndAffinity,
+  TAINT_DISK_PRESSURE,
+  TAINT_MEMORY_PRESSURE,
+  TAINT_NETWORK_UNAVAILABLE,
+  TAINT_NOT_READY,
+  TAINT_PID_PRESSURE,
+  TAINT_UNREACHABLE,
+  TAINT_UNSCHEDULABLE,
   type Taint,
   type Toleration,
-} from '../util/scheduling';
+} from '../../../shared/api/taints';
 
 export const TEMPLATE_GENERATION_LABEL = 'pod-template-generation';
 const TEMPLATE_GENERATION_ANNOTATION = 'deprecated.daemonset.template.generation';
@@ -47,15 +59,15 @@ const BURST_REPLICAS = 250;
 /** The tolerations every daemon pod gets (AddOrUpdateDaemonPodTolerations). */
 export function daemonPodTolerations(spec: any): Toleration[] {
   const out: Toleration[] = [
-    { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute' },
-    { key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute' },
-    { key: 'node.kubernetes.io/disk-pressure', operator: 'Exists', effect: 'NoSchedule' },
-    { key: 'node.kubernetes.io/memory-pressure', operator: 'Exists', effect: 'NoSchedule' },
-    { key: 'node.kubernetes.io/pid-pressure', operator: 'Exists', effect: 'NoSchedule' },
-    { key: 'node.kubernetes.io/unschedulable', operator: 'Exists', effect: 'NoSchedule' },
+    { key: TAINT_NOT_READY, operator: 'Exists', effect: 'NoExecute' },
+    { key: TAINT_UNREACHABLE, operator: 'Exists', effect: 'NoExecute' },
+    { key: TAINT_DISK_PRESSURE, operator: 'Exists', effect: 'NoSchedule' },
+    { key: TAINT_MEMORY_PRESSURE, operator: 'Exists', effect: 'NoSchedule' },
+    { key: TAINT_PID_PRESSURE, operator: 'Exists', effect: 'NoSchedule' },
+    { key: TAINT_UNSCHEDULABLE, operator: 'Exists', effect: 'NoSchedule' },
   ];
   if (spec?.hostNetwork)
-    out.push({ key: 'node.kubernetes.io/network-unavailable', operator: 'Exists', effect: 'NoSchedule' });
+    out.push({ key: TAINT_NETWORK_UNAVAILABLE, operator: 'Exists', effect: 'NoSchedule' });
   return out;
 }
 
@@ -139,6 +151,7 @@ export class DaemonSetController extends QueueController {
   private readonly podClient: ResourceClient<Obj>;
   private readonly revClient: ResourceClient<Obj>;
   private readonly recorder: EventRecorderLike;
+  private readonly podControl: PodControl;
 
   constructor(ctx: ControllerContext, workers = intOption(ctx, 'concurrentDaemonsetSyncs', 2)) {
     super(ctx, { name: 'daemonset', workers });
@@ -150,6 +163,7 @@ export class DaemonSetController extends QueueController {
     this.podClient = ctx.client.resource<Obj>('pods');
     this.revClient = ctx.client.resource<Obj>('controllerrevisions.apps');
     this.recorder = ctx.recorder('daemonset-controller');
+    this.podControl = new PodControl(this.podClient, this.recorder);
     this.waitFor(this.dsInformer, this.podInformer, this.nodeInformer, this.revInformer);
 
     this.dsInformer.addEventHandler({
@@ -201,17 +215,11 @@ export class DaemonSetController extends QueueController {
   }
 
   private enqueueMatching(pod: Obj): void {
-    for (const ds of this.dsInformer.lister().namespace(pod.metadata.namespace!).list()) {
-      const sel = safeSelector(ds);
-      if (sel && !sel.empty && sel.matches(pod.metadata.labels)) this.enqueue(keyOf(ds));
-    }
+    for (const ds of selectingControllers(this.dsInformer, pod)) this.enqueue(keyOf(ds));
   }
 
   private resolve(pod: Obj): Obj | undefined {
-    const ref = getControllerOf(pod);
-    if (!ref || ref.kind !== 'DaemonSet') return undefined;
-    const ds = this.dsInformer.indexer.getByKey(`${pod.metadata.namespace}/${ref.name}`);
-    return ds && ds.metadata.uid === ref.uid ? ds : undefined;
+    return resolveControllerRef(this.dsInformer, 'DaemonSet', pod);
   }
 
   private podDeleted(pod: Obj): void {
@@ -228,7 +236,7 @@ export class DaemonSetController extends QueueController {
       return;
     }
     const ds = clone(cached);
-    const sel = safeSelector(ds);
+    const sel = selectorOf(ds);
     if (!sel || sel.empty) {
       this.recorder.event(
         ds,
@@ -240,14 +248,7 @@ export class DaemonSetController extends QueueController {
       return;
     }
     const [ns] = splitKey(key);
-    const fresh = async () => {
-      try {
-        return await this.dsClient.namespace(ns).get(ds.metadata.name!);
-      } catch (err) {
-        if (isNotFound(err)) return undefined;
-        throw err;
-      }
-    };
+    const fresh = () => getLatest(this.dsClient, ds);
     const nodes = this.nodeInformer.lister().list();
     const pods = await claimObjects(this.podInformer.lister().namespace(ns).list(), {
       owner: ds,
@@ -380,7 +381,6 @@ export class DaemonSetController extends QueueController {
     const del = toDelete.slice(0, BURST_REPLICAS);
     if (!create.length && !del.length) return;
     this.expectations.expectDeletionsOf(key, del.map(keyOf), create.length);
-    const ns = ds.metadata.namespace!;
     const errors: unknown[] = [];
     const template = clone(ds.spec.template);
     template.metadata = { ...(template.metadata ?? {}) };
@@ -403,32 +403,17 @@ export class DaemonSetController extends QueueController {
         },
         spec: { ...clone(template.spec), affinity: pinToNode(template.spec.affinity, nodeName) },
       };
-      try {
-        const created = await this.podClient.namespace(ns).create(pod);
-        this.recorder.event(
-          ds,
-          'Normal',
-          'SuccessfulCreate',
-          'Create',
-          `Created pod: ${created.metadata.name}`,
-        );
-      } catch (err) {
-        this.recorder.event(ds, 'Warning', 'FailedCreate', 'Create', `Error creating: ${errMessage(err)}`);
-        throw err;
-      }
+      await this.podControl.createPod(ds, pod);
     });
     for (let i = successes; i < create.length; i++) this.expectations.creationObserved(key);
     if (error !== undefined) errors.push(error);
     await Promise.all(
       del.map(async (p) => {
         try {
-          await this.podClient.namespace(ns).delete(p.metadata.name!);
-          this.recorder.event(ds, 'Normal', 'SuccessfulDelete', 'Delete', `Deleted pod: ${p.metadata.name}`);
+          await this.podControl.deletePod(ds, p);
         } catch (err) {
           this.expectations.deletionObservedOf(key, keyOf(p));
-          if (isNotFound(err)) return;
-          this.recorder.event(ds, 'Warning', 'FailedDelete', 'Delete', `Error deleting: ${errMessage(err)}`);
-          errors.push(err);
+          if (!isNotFound(err)) errors.push(err);
         }
       }),
     );
@@ -578,14 +563,6 @@ export class DaemonSetController extends QueueController {
     const cached = this.dsInformer.indexer.getByKey(keyOf(ds)) ?? ds;
     await updateStatus(this.dsClient, cached, status, { retryOnConflict: true });
     if (min > 0 && ready !== available) this.enqueueAfter(keyOf(ds), min * 1000);
-  }
-}
-
-function safeSelector(o: Obj): LabelSelector | null {
-  try {
-    return selectorFromObject(o.spec?.selector);
-  } catch {
-    return null;
   }
 }
 

@@ -7,11 +7,12 @@
 import type { ControllerContext, ControllerDescriptor, EventRecorderLike } from '../../controller';
 import { isAlreadyExists, isNotFound, type ResourceClient } from '../../../shared/client';
 import type { SharedIndexInformer } from '../../../shared/informers';
-import { selectorFromObject, type LabelSelector } from '../../../shared/api/labels';
+import type { LabelSelector } from '../../../shared/api/labels';
 import {
   QueueController,
   clone,
   errMessage,
+  getLatest,
   intOption,
   keyOf,
   rfc3339,
@@ -19,7 +20,15 @@ import {
   unwrap,
   type Obj,
 } from '../util/base';
-import { claimObjects, controllerRef, getControllerOf, isControlledBy } from '../util/controller-ref';
+import {
+  claimObjects,
+  controllerRef,
+  getControllerOf,
+  isControlledBy,
+  resolveControllerRef,
+  selectingControllers,
+  selectorOf,
+} from '../util/controller-ref';
 import { CONTROLLER_UID_INDEX, informerWithOwnerIndex, podInformer } from '../util/informers';
 import { computeHash } from '../util/hash';
 import { updateStatus } from '../util/status';
@@ -75,10 +84,7 @@ export class DeploymentController extends QueueController {
   }
 
   private deploymentOf(rs: Obj): Obj | undefined {
-    const ref = getControllerOf(rs);
-    if (!ref || ref.kind !== 'Deployment') return undefined;
-    const d = this.dInformer.indexer.getByKey(`${rs.metadata.namespace}/${ref.name}`);
-    return d && d.metadata.uid === ref.uid ? d : undefined;
+    return resolveControllerRef(this.dInformer, 'Deployment', rs);
   }
 
   private rsChanged(rs: Obj, labelsChanged = true): void {
@@ -90,10 +96,7 @@ export class DeploymentController extends QueueController {
     }
     if (!labelsChanged || rs.metadata.deletionTimestamp) return;
     // An orphan: every Deployment that would adopt it.
-    for (const d of this.dInformer.lister().namespace(rs.metadata.namespace!).list()) {
-      const sel = safeSelector(d);
-      if (sel && !sel.empty && sel.matches(rs.metadata.labels)) this.enqueue(keyOf(d));
-    }
+    for (const d of selectingControllers(this.dInformer, rs)) this.enqueue(keyOf(d));
   }
 
   private nowString(): string {
@@ -104,7 +107,7 @@ export class DeploymentController extends QueueController {
     const cached = this.dInformer.indexer.getByKey(key);
     if (!cached) return;
     const d = clone(cached);
-    const sel = safeSelector(d);
+    const sel = selectorOf(d);
     if (!sel || sel.empty) {
       this.recorder.event(
         d,
@@ -128,7 +131,7 @@ export class DeploymentController extends QueueController {
       kind: 'Deployment',
       matches: (rs) => sel.matches(rs.metadata.labels),
       client: this.rsClient,
-      fresh: () => this.fresh(d),
+      fresh: () => getLatest(this.dClient, d),
     });
     const s = new Sync(
       this,
@@ -162,15 +165,6 @@ export class DeploymentController extends QueueController {
     return out;
   }
 
-  private async fresh(d: Obj): Promise<Obj | undefined> {
-    try {
-      return await this.dClient.namespace(d.metadata.namespace!).get(d.metadata.name!);
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
-  }
-
   // ---- what Sync uses ----------------------------------------------------------
 
   /** @internal */ get clients() {
@@ -193,14 +187,6 @@ export class DeploymentController extends QueueController {
   }
   /** @internal */ logger() {
     return this.log;
-  }
-}
-
-function safeSelector(d: Obj): LabelSelector | null {
-  try {
-    return selectorFromObject(d.spec?.selector);
-  } catch {
-    return null;
   }
 }
 

@@ -7,7 +7,6 @@
 import type { ControllerContext, ControllerDescriptor, EventRecorderLike } from '../../controller';
 import type { ResourceClient } from '../../../shared/client';
 import type { SharedIndexInformer } from '../../../shared/informers';
-import { selectorFromObject, type LabelSelector } from '../../../shared/api/labels';
 import {
   QueueController,
   clone,
@@ -20,7 +19,7 @@ import {
   unwrap,
   type Obj,
 } from '../util/base';
-import { getControllerOf } from '../util/controller-ref';
+import { getControllerOf, selectorOf } from '../util/controller-ref';
 import { podInformer } from '../util/informers';
 import { isPodReady } from '../util/pod';
 import { isPercent, scaledValue } from '../util/intstr';
@@ -28,14 +27,6 @@ import { updateStatus } from '../util/status';
 
 /** DeletionTimeout: an evicted pod not deleted within this is counted again. */
 export const DELETION_TIMEOUT_MS = 2 * 60_000;
-
-function safeSelector(pdb: Obj): LabelSelector | null {
-  try {
-    return selectorFromObject(pdb.spec?.selector);
-  } catch {
-    return null;
-  }
-}
 
 class NoControllerError extends Error {}
 
@@ -66,7 +57,7 @@ export class DisruptionController extends QueueController {
     });
     const podEvent = (pod: Obj) => {
       for (const pdb of this.pdbs.lister().namespace(pod.metadata.namespace!).list()) {
-        const sel = safeSelector(pdb);
+        const sel = selectorOf(pdb);
         if (sel && sel.matches(pod.metadata.labels)) this.enqueue(keyOf(pdb));
       }
     };
@@ -153,7 +144,7 @@ export class DisruptionController extends QueueController {
     if (!cached) return;
     const pdb = clone(cached);
     const [ns] = splitKey(key);
-    const sel = safeSelector(pdb);
+    const sel = selectorOf(pdb);
     // policy/v1: an unset selector selects no pods, an empty one all pods of the namespace.
     const pods = sel
       ? this.pods

@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { startTestAPIServer, type TestAPIServer } from '../../../apiserver/server/testing';
 import { isNotFound, type Client, type KubeObject } from '../../../shared/client';
-import { startTestControllerManager, waitFor, type TestControllerManager } from '../../app/testing';
+import { startTestControllerManager, type TestControllerManager } from '../../app/testing';
+import { waitUntil } from '../../../shared/cluster/process';
 
 const NS = 'gc-test';
 const HOLD = 'test.tkube.io/hold';
@@ -17,7 +18,7 @@ describe('controller-manager: garbage collector', function () {
   const cms = (ns = NS) => client.resource('configmaps').namespace(ns);
 
   const gone = (get: () => Promise<unknown>, what: string) =>
-    waitFor(
+    waitUntil(
       async () => {
         try {
           await get();
@@ -66,7 +67,7 @@ describe('controller-manager: garbage collector', function () {
     const b = await cms().create({ metadata: { name: 'two-b' } });
     await cms().create({ metadata: { name: 'two-dep', ownerReferences: [ref(a), ref(b)] } });
     await cms().delete('two-a');
-    const dep = await waitFor(async () => {
+    const dep = await waitUntil(async () => {
       const d = await cms().get('two-dep');
       return d.metadata.ownerReferences?.length === 1 ? d : undefined;
     });
@@ -109,7 +110,7 @@ describe('controller-manager: garbage collector', function () {
 
     // The owner waits, terminating with the foregroundDeletion finalizer, while the held pod blocks it.
     await gone(() => pods.get('web-1'), 'web-1 to be deleted');
-    const held = await waitFor(
+    const held = await waitUntil(
       async () => {
         const p = await pods.get('web-held');
         return p.metadata.deletionTimestamp ? p : undefined;
@@ -169,7 +170,7 @@ describe('controller-manager: garbage collector', function () {
     );
     await cms(`${NS}-other`).get('foreign-owner');
     const events = client.resource('events.events.k8s.io').namespace(NS);
-    const ev = await waitFor(async () =>
+    const ev = await waitUntil(async () =>
       (await events.list()).items.find(
         (e) => e.reason === 'OwnerRefInvalidNamespace' && e.regarding?.uid === dep.metadata.uid,
       ),
@@ -208,7 +209,7 @@ describe('controller-manager: garbage collector', function () {
       rules: [],
     });
     const events = client.resource('events.events.k8s.io').namespace('default');
-    await waitFor(async () =>
+    await waitUntil(async () =>
       (await events.list()).items.find(
         (e) => e.reason === 'OwnerRefInvalidNamespace' && e.regarding?.uid === dep.metadata.uid,
       ),

@@ -8,11 +8,11 @@
 import type { ControllerContext, ControllerDescriptor, EventRecorderLike } from '../../controller';
 import { isNotFound, type ResourceClient } from '../../../shared/client';
 import type { SharedIndexInformer } from '../../../shared/informers';
-import { selectorFromObject, type LabelSelector } from '../../../shared/api/labels';
 import {
   QueueController,
   clone,
   errMessage,
+  getLatest,
   intOption,
   keyOf,
   parseTime,
@@ -23,9 +23,15 @@ import {
   type Obj,
 } from '../util/base';
 import { UIDTrackingExpectations } from '../util/expectations';
-import { claimObjects, controllerRef, getControllerOf } from '../util/controller-ref';
+import {
+  claimObjects,
+  controllerRef,
+  getControllerOf,
+  resolveControllerRef,
+  selectorOf,
+} from '../util/controller-ref';
 import { CONTROLLER_UID_INDEX, podInformer } from '../util/informers';
-import { isPodActive, isPodReady, podFromTemplate, podsToDelete } from '../util/pod';
+import { PodControl, isPodActive, isPodReady, podFromTemplate, podsToDelete } from '../util/pod';
 import { updateStatus } from '../util/status';
 import { COMPLETION_INDEX, completionIndex, formatIndexes, parseIndexes } from './indexes';
 
@@ -149,10 +155,7 @@ export class JobController extends QueueController {
   }
 
   private resolve(pod: Obj): Obj | undefined {
-    const ref = getControllerOf(pod);
-    if (!ref || ref.kind !== 'Job') return undefined;
-    const job = this.jobInformer.indexer.getByKey(`${pod.metadata.namespace}/${ref.name}`);
-    return job && job.metadata.uid === ref.uid ? job : undefined;
+    return resolveControllerRef(this.jobInformer, 'Job', pod);
   }
 
   private podDeleted(pod: Obj, gone: boolean): void {
@@ -178,7 +181,7 @@ export class JobController extends QueueController {
       return;
     }
     const job = clone(cached);
-    const sel = safeSelector(job);
+    const sel = selectorOf(job);
     if (!sel || sel.empty) return;
     const [ns] = splitKey(key);
     const pods = await claimObjects(this.podInformer.lister().namespace(ns).list(), {
@@ -187,14 +190,7 @@ export class JobController extends QueueController {
       kind: 'Job',
       matches: (p) => sel.matches(p.metadata.labels),
       client: this.podClient,
-      fresh: async () => {
-        try {
-          return await this.jobClient.namespace(ns).get(job.metadata.name!);
-        } catch (err) {
-          if (isNotFound(err)) return undefined;
-          throw err;
-        }
-      },
+      fresh: () => getLatest(this.jobClient, job),
     });
     if (isJobFinished(job)) {
       // A finished Job keeps no finalizers on its pods.
@@ -267,7 +263,12 @@ export class JobController extends QueueController {
   }
 
   get api() {
-    return { jobs: this.jobClient, pods: this.podClient, recorder: this.recorder };
+    return {
+      jobs: this.jobClient,
+      pods: this.podClient,
+      podControl: new PodControl(this.podClient, this.recorder),
+      recorder: this.recorder,
+    };
   }
 
   now(): number {
@@ -617,7 +618,6 @@ class JobSync {
     }
     c.expectations.expectCreations(key, diff);
     const ref = controllerRef(job, 'batch/v1', 'Job');
-    const ns = job.metadata.namespace!;
     indexes = [...indexes];
     const { successes, error } = await slowStartBatch(diff, 1, async () => {
       const pod = podFromTemplate(job.spec.template, job.metadata.name!, ref);
@@ -630,19 +630,7 @@ class JobSync {
         pod.spec.hostname = `${job.metadata.name}-${idx}`;
         addCompletionIndexEnv(pod.spec);
       }
-      try {
-        const created = await c.api.pods.namespace(ns).create(pod);
-        c.api.recorder.event(
-          job,
-          'Normal',
-          'SuccessfulCreate',
-          'Create',
-          `Created pod: ${created.metadata.name}`,
-        );
-      } catch (err) {
-        c.api.recorder.event(job, 'Warning', 'FailedCreate', 'Create', `Error creating: ${errMessage(err)}`);
-        throw err;
-      }
+      await c.api.podControl.createPod(job, pod);
     });
     for (let i = successes; i < diff; i++) c.expectations.creationObserved(key);
     active += successes;
@@ -667,14 +655,6 @@ function addCompletionIndexEnv(spec: any): void {
   for (const c of [...(spec.initContainers ?? []), ...(spec.containers ?? [])]) {
     if ((c.env ?? []).some((e: any) => e.name === env.name)) continue;
     c.env = [...(c.env ?? []), clone(env)];
-  }
-}
-
-function safeSelector(o: Obj): LabelSelector | null {
-  try {
-    return selectorFromObject(o.spec?.selector);
-  } catch {
-    return null;
   }
 }
 

@@ -15,7 +15,8 @@ import {
   type KubeObject,
 } from '../../../shared/client';
 import type { Logger } from '../../../shared/log';
-import { MetadataClient, errText, parseTime, rfc3339, type Condition } from '../../app/controller-util';
+import { MetadataClient, errText, type Condition } from '../../app/controller-util';
+import { parseTime, rfc3339 } from '../util/base';
 
 export const FINALIZER_KUBERNETES = 'kubernetes';
 /** An estimate used for objects held by finalizers (kube: finalizerEstimateSeconds). */

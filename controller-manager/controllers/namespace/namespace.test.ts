@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { startTestAPIServer, type TestAPIServer } from '../../../apiserver/server/testing';
 import { Discovery, isNotFound, type Client, type KubeObject } from '../../../shared/client';
-import { startTestControllerManager, waitFor, type TestControllerManager } from '../../app/testing';
+import { startTestControllerManager, type TestControllerManager } from '../../app/testing';
+import { waitUntil } from '../../../shared/cluster/process';
 import type { Condition } from '../../app/controller-util';
 import { preferredNamespacedResources } from './deleter';
 
@@ -42,7 +43,7 @@ describe('controller-manager: namespace controller', function () {
     kcm = await startTestControllerManager(srv.kubeconfig, ['namespace']);
     client = kcm.client;
     await client.resource('customresourcedefinitions.apiextensions.k8s.io').create(gizmoCRD);
-    await waitFor(async () => {
+    await waitUntil(async () => {
       const crd = await client
         .resource('customresourcedefinitions.apiextensions.k8s.io')
         .get(gizmoCRD.metadata.name);
@@ -56,7 +57,7 @@ describe('controller-manager: namespace controller', function () {
   });
 
   it('finds namespaced resources of every group through discovery, custom ones included', async () => {
-    const resources = await waitFor(async () => {
+    const resources = await waitUntil(async () => {
       const rs = await preferredNamespacedResources(new Discovery(client.rest));
       return rs.some((r) => r.resource === 'gizmos') ? rs : undefined;
     });
@@ -98,7 +99,7 @@ describe('controller-manager: namespace controller', function () {
       .create({ apiVersion: 'test.tkube.io/v1', kind: 'Gizmo', metadata: { name: 'g' }, spec: { x: 1 } });
 
     await client.resource('namespaces').delete(NS);
-    const ns = await waitFor(
+    const ns = await waitUntil(
       async () => {
         const n = await client.resource('namespaces').get(NS);
         return n.status?.conditions?.some(
@@ -157,7 +158,7 @@ describe('controller-manager: namespace controller', function () {
 
     // The finalizer's owner lets go: the namespace finishes (content rechecked after estimate/2+1 = 8 s).
     await cms.patch('held', { metadata: { finalizers: null } }, 'merge');
-    await waitFor(
+    await waitUntil(
       async () => {
         try {
           await client.resource('namespaces').get(NS);

@@ -5,10 +5,12 @@
 import assert from 'node:assert/strict';
 import { startTestAPIServer, type TestAPIServer } from '../../../apiserver/server/testing';
 import { type Client, type KubeObject } from '../../../shared/client';
-import { startTestControllerManager, waitFor, type TestControllerManager } from '../../app/testing';
+import { startTestControllerManager, type TestControllerManager } from '../../app/testing';
+import { waitUntil } from '../../../shared/cluster/process';
 import { getCondition, retryOnConflict, type Condition } from '../../app/controller-util';
 import { RateLimitedTimedQueue } from './rate-limited-queue';
-import { matchingTolerations, minTolerationSeconds, tolerates, zoneKey, type Taint } from './taints';
+import { matchingTolerations, minTolerationSeconds, zoneKey } from './taints';
+import { toleratesTaint, type Taint } from '../../../shared/api/taints';
 
 const NS = 'nl-test';
 const micro = (ms: number) => new Date(ms).toISOString().replace(/Z$/, '000Z');
@@ -114,7 +116,7 @@ describe('controller-manager: node lifecycle and taint eviction', function () {
     assert.deepEqual((await nodes().get('dead')).spec?.taints ?? [], []);
 
     stopped.add('dead');
-    const node = await waitFor(
+    const node = await waitUntil(
       async () => {
         const n = await nodes().get('dead');
         const taints: Taint[] = n.spec?.taints ?? [];
@@ -145,10 +147,10 @@ describe('controller-manager: node lifecycle and taint eviction', function () {
         return true;
       }
     };
-    await waitFor(() => terminating('intolerant'), 10_000, 'the intolerant pod to be evicted');
+    await waitUntil(() => terminating('intolerant'), 10_000, 'the intolerant pod to be evicted');
     const ready = async (name: string) =>
       getCondition<Condition>((await pods().get(name)).status?.conditions, 'Ready')?.status;
-    await waitFor(
+    await waitUntil(
       async () => (await ready('forever')) === 'False',
       10_000,
       'pods of the node to become NotReady',
@@ -161,7 +163,7 @@ describe('controller-manager: node lifecycle and taint eviction', function () {
       assert.deepEqual([dt?.status, dt?.reason], ['True', 'DeletionByTaintManager']);
     }
     assert.equal(await terminating('patient'), false, 'tolerates the taint for 2 s');
-    await waitFor(
+    await waitUntil(
       () => terminating('patient'),
       10_000,
       'the patient pod to be evicted after its tolerationSeconds',
@@ -184,7 +186,7 @@ describe('controller-manager: node lifecycle and taint eviction', function () {
     stopped.delete('dead');
     await heartbeat('dead');
     await postReady('dead');
-    await waitFor(
+    await waitUntil(
       async () => ((await nodes().get('dead')).spec?.taints ?? []).length === 0,
       10_000,
       'the taints to go',
@@ -220,13 +222,16 @@ describe('controller-manager: node lifecycle and taint eviction', function () {
 
   it('matches tolerations and zones like Kubernetes', () => {
     const taint: Taint = { key: 'node.kubernetes.io/unreachable', effect: 'NoExecute' };
-    assert.ok(tolerates({ operator: 'Exists' }, taint));
-    assert.ok(tolerates({ key: taint.key, operator: 'Exists', effect: 'NoExecute' }, taint));
-    assert.ok(!tolerates({ key: taint.key, operator: 'Exists', effect: 'NoSchedule' }, taint));
+    assert.ok(toleratesTaint({ operator: 'Exists' }, taint));
+    assert.ok(toleratesTaint({ key: taint.key, operator: 'Exists', effect: 'NoExecute' }, taint));
+    assert.ok(!toleratesTaint({ key: taint.key, operator: 'Exists', effect: 'NoSchedule' }, taint));
     assert.ok(
-      tolerates({ key: 'k', operator: 'Equal', value: 'v' }, { key: 'k', value: 'v', effect: 'NoExecute' }),
+      toleratesTaint(
+        { key: 'k', operator: 'Equal', value: 'v' },
+        { key: 'k', value: 'v', effect: 'NoExecute' },
+      ),
     );
-    assert.ok(!tolerates({ key: 'k', value: 'w' }, { key: 'k', value: 'v', effect: 'NoExecute' }));
+    assert.ok(!toleratesTaint({ key: 'k', value: 'w' }, { key: 'k', value: 'v', effect: 'NoExecute' }));
     assert.deepEqual(matchingTolerations([taint], [{ key: 'other', operator: 'Exists' }])[0], false);
     assert.equal(minTolerationSeconds([{ operator: 'Exists' }]), -1);
     assert.equal(

@@ -16,36 +16,26 @@
 import type { ControllerContext, ControllerDescriptor, EventRecorderLike } from '../../controller';
 import { isNotFound, type KubeObject } from '../../../shared/client';
 import { runWorkers, type SharedIndexInformer } from '../../../shared/informers';
-import {
-  cachesSynced,
-  every,
-  getCondition,
-  go,
-  parseTime,
-  queueFor,
-  rfc3339,
-  type Condition,
-} from '../../app/controller-util';
+import { cachesSynced, every, getCondition, go, queueFor, type Condition } from '../../app/controller-util';
+import { parseTime, rfc3339 } from '../util/base';
 import { RateLimitedTimedQueue } from './rate-limited-queue';
 import {
   CONDITION_TAINTS,
   CONDITION_TAINT_KEYS,
   NOT_READY_NO_EXECUTE,
-  TAINT_UNSCHEDULABLE,
   UNREACHABLE_NO_EXECUTE,
-  matchTaint,
   swapNodeTaints,
   taintExists,
   zoneKey,
-  type Taint,
 } from './taints';
+import { TAINT_UNSCHEDULABLE, matchTaint, type Taint } from '../../../shared/api/taints';
+import { NODE_LEASE_NAMESPACE } from '../../../shared/api/nodes';
 
 export const NODE_NAME_INDEX = 'spec.nodeName';
 export const podsByNode = {
   [NODE_NAME_INDEX]: (p: KubeObject) => (p.spec?.nodeName ? [p.spec.nodeName as string] : []),
 };
 
-const NODE_LEASE_NAMESPACE = 'kube-node-lease';
 const EXCLUDE_DISRUPTION_LABEL = 'node.kubernetes.io/exclude-disruption';
 /** kube's scheduler.NodeEvictionPeriod: how often the NoExecute tainting queues are worked. */
 const TAINTING_PERIOD_MS = 100;

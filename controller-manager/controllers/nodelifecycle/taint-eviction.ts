@@ -7,9 +7,11 @@
 import type { ControllerContext, ControllerDescriptor, EventRecorderLike } from '../../controller';
 import { isNotFound, type KubeObject } from '../../../shared/client';
 import { runWorkers, unwrapTombstone, type SharedIndexInformer } from '../../../shared/informers';
-import { cachesSynced, getCondition, go, queueFor, rfc3339, type Condition } from '../../app/controller-util';
+import { cachesSynced, getCondition, go, queueFor, type Condition } from '../../app/controller-util';
+import { rfc3339 } from '../util/base';
 import { NODE_NAME_INDEX, podsByNode } from './nodelifecycle';
-import { matchingTolerations, minTolerationSeconds, type Taint, type Toleration } from './taints';
+import { matchingTolerations, minTolerationSeconds } from './taints';
+import type { Taint, Toleration } from '../../../shared/api/taints';
 
 interface ScheduledEviction {
   createdAt: number;

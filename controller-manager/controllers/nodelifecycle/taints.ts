@@ -1,27 +1,20 @@
 // Taints and tolerations as the node lifecycle and taint eviction controllers
-// use them (taintutils, v1helper.TolerationsTolerateTaint, controller utils'
+// use them (taintutils, v1helper.GetMatchingTolerations, controller utils'
 // SwapNodeControllerTaint), and nodes' zones.
 import { isConflict, isNotFound, type Client, type KubeObject } from '../../../shared/client';
-
-export interface Taint {
-  key: string;
-  value?: string;
-  effect: 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute' | string;
-  timeAdded?: string;
-}
-
-export interface Toleration {
-  key?: string;
-  operator?: 'Exists' | 'Equal' | string;
-  value?: string;
-  effect?: string;
-  tolerationSeconds?: number | null;
-}
-
-export const TAINT_UNREACHABLE = 'node.kubernetes.io/unreachable';
-export const TAINT_NOT_READY = 'node.kubernetes.io/not-ready';
-export const TAINT_UNSCHEDULABLE = 'node.kubernetes.io/unschedulable';
-export const TAINT_OUT_OF_SERVICE = 'node.kubernetes.io/out-of-service';
+import {
+  TAINT_DISK_PRESSURE,
+  TAINT_MEMORY_PRESSURE,
+  TAINT_NETWORK_UNAVAILABLE,
+  TAINT_NOT_READY,
+  TAINT_PID_PRESSURE,
+  TAINT_UNREACHABLE,
+  matchTaint,
+  toleratesTaint,
+  type Taint,
+  type Toleration,
+} from '../../../shared/api/taints';
+import { rfc3339 } from '../util/base';
 
 export const UNREACHABLE_NO_EXECUTE: Taint = { key: TAINT_UNREACHABLE, effect: 'NoExecute' };
 export const NOT_READY_NO_EXECUTE: Taint = { key: TAINT_NOT_READY, effect: 'NoExecute' };
@@ -29,36 +22,20 @@ export const NOT_READY_NO_EXECUTE: Taint = { key: TAINT_NOT_READY, effect: 'NoEx
 /** Which condition status puts which NoSchedule taint on a node. */
 export const CONDITION_TAINTS: Record<string, Record<string, string>> = {
   Ready: { False: TAINT_NOT_READY, Unknown: TAINT_UNREACHABLE },
-  MemoryPressure: { True: 'node.kubernetes.io/memory-pressure' },
-  DiskPressure: { True: 'node.kubernetes.io/disk-pressure' },
-  NetworkUnavailable: { True: 'node.kubernetes.io/network-unavailable' },
-  PIDPressure: { True: 'node.kubernetes.io/pid-pressure' },
+  MemoryPressure: { True: TAINT_MEMORY_PRESSURE },
+  DiskPressure: { True: TAINT_DISK_PRESSURE },
+  NetworkUnavailable: { True: TAINT_NETWORK_UNAVAILABLE },
+  PIDPressure: { True: TAINT_PID_PRESSURE },
 };
 export const CONDITION_TAINT_KEYS = new Set(Object.values(CONDITION_TAINTS).flatMap((m) => Object.values(m)));
 
-export const matchTaint = (a: Taint, b: Taint) => a.key === b.key && a.effect === b.effect;
 export const taintExists = (taints: Taint[] | undefined, t: Taint) => !!taints?.some((x) => matchTaint(x, t));
-
-/** v1.Toleration.ToleratesTaint. */
-export function tolerates(tol: Toleration, taint: Taint): boolean {
-  if (tol.effect && tol.effect !== taint.effect) return false;
-  if (tol.key !== undefined && tol.key !== '' && tol.key !== taint.key) return false;
-  switch (tol.operator ?? 'Equal') {
-    case 'Exists':
-      return true;
-    case 'Equal':
-    case '':
-      return (tol.value ?? '') === (taint.value ?? '');
-    default:
-      return false;
-  }
-}
 
 /** v1helper.GetMatchingTolerations: whether every taint is tolerated, and the tolerations used. */
 export function matchingTolerations(taints: Taint[], tolerations: Toleration[]): [boolean, Toleration[]] {
   const used: Toleration[] = [];
   for (const taint of taints) {
-    const t = tolerations.find((tol) => tolerates(tol, taint));
+    const t = tolerations.find((tol) => toleratesTaint(tol, taint));
     if (!t) return [false, []];
     used.push(t);
   }
@@ -84,11 +61,6 @@ export function zoneKey(node: KubeObject): string {
   const zone = l['topology.kubernetes.io/zone'] ?? l['failure-domain.beta.kubernetes.io/zone'] ?? '';
   if (!region && !zone) return '';
   return `${region}:\x00:${zone}`;
-}
-
-/** metav1.Time now. */
-function nowTime(now: number): string {
-  return new Date(Math.floor(now / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
 /**
@@ -121,7 +93,7 @@ export async function swapNodeTaints(
       const existing = next.find((t) => matchTaint(t, add));
       if (existing && (existing.value ?? '') === (add.value ?? '')) continue;
       next = next.filter((t) => !matchTaint(t, add));
-      next.push({ ...add, ...(add.effect === 'NoExecute' ? { timeAdded: nowTime(now) } : {}) });
+      next.push({ ...add, ...(add.effect === 'NoExecute' ? { timeAdded: rfc3339(now) } : {}) });
     }
     if (JSON.stringify(next) === JSON.stringify(old)) return true;
     try {

@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { startTestAPIServer, type TestAPIServer } from '../../../apiserver/server/testing';
 import { isNotFound, type Client } from '../../../shared/client';
 import { retryOnConflict } from '../../app/controller-util';
-import { startTestControllerManager, waitFor, type TestControllerManager } from '../../app/testing';
+import { startTestControllerManager, type TestControllerManager } from '../../app/testing';
+import { waitUntil } from '../../../shared/cluster/process';
 import type { ControllerDescriptor } from '../../controller';
 import { startPodGCController } from './podgc';
 
@@ -22,7 +23,7 @@ describe('controller-manager: pod garbage collector', function () {
   let client: Client;
   const pods = () => client.resource('pods').namespace(NS);
   const gone = (name: string) =>
-    waitFor(
+    waitUntil(
       async () => {
         try {
           await pods().get(name);

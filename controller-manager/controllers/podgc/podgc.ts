@@ -10,16 +10,9 @@
 import type { ControllerContext, ControllerDescriptor } from '../../controller';
 import { isNotFound, type KubeObject } from '../../../shared/client';
 import { DelayingQueue, type SharedIndexInformer } from '../../../shared/informers';
-import {
-  cachesSynced,
-  every,
-  getCondition,
-  go,
-  parseTime,
-  rfc3339,
-  type Condition,
-} from '../../app/controller-util';
-import { TAINT_OUT_OF_SERVICE, type Taint } from '../nodelifecycle/taints';
+import { cachesSynced, every, getCondition, go, type Condition } from '../../app/controller-util';
+import { parseTime, rfc3339 } from '../util/base';
+import { TAINT_OUT_OF_SERVICE, type Taint } from '../../../shared/api/taints';
 
 export interface PodGCOptions {
   threshold: number;

@@ -4,13 +4,13 @@
 // first (unscheduled, pending, not ready, doubled up, newer ...), with
 // expectations so pods in flight are not created twice, and writes status.
 import type { ControllerContext, ControllerDescriptor, EventRecorderLike } from '../../controller';
-import type { ResourceClient } from '../../../shared/client';
-import { isNotFound } from '../../../shared/client';
+import { isNotFound, type ResourceClient } from '../../../shared/client';
 import type { SharedIndexInformer } from '../../../shared/informers';
-import { LabelSelector, parseLabelSelector, selectorFromObject } from '../../../shared/api/labels';
+import { LabelSelector, parseLabelSelector } from '../../../shared/api/labels';
 import {
   QueueController,
   errMessage,
+  getLatest,
   intOption,
   keyOf,
   slowStartBatch,
@@ -19,9 +19,23 @@ import {
   type Obj,
 } from '../util/base';
 import { UIDTrackingExpectations } from '../util/expectations';
-import { claimObjects, controllerRef, getControllerOf } from '../util/controller-ref';
+import {
+  claimObjects,
+  controllerRef,
+  getControllerOf,
+  resolveControllerRef,
+  selectingControllers,
+  selectorOf,
+} from '../util/controller-ref';
 import { CONTROLLER_UID_INDEX, informerWithOwnerIndex, ownedBy, podInformer } from '../util/informers';
-import { isPodActive, isPodAvailable, isPodReady, podFromTemplate, podsToDelete } from '../util/pod';
+import {
+  PodControl,
+  isPodActive,
+  isPodAvailable,
+  isPodReady,
+  podFromTemplate,
+  podsToDelete,
+} from '../util/pod';
 import { getCondition, removeCondition, setCondition } from '../util/conditions';
 import { updateStatus } from '../util/status';
 
@@ -47,13 +61,7 @@ export const REPLICASET_KIND: ReplicaSetKind = {
   kind: 'ReplicaSet',
   component: 'replicaset-controller',
   workersOption: 'concurrentReplicasetSyncs',
-  selector: (rs) => {
-    try {
-      return selectorFromObject(rs.spec?.selector);
-    } catch {
-      return null;
-    }
-  },
+  selector: selectorOf,
 };
 
 export const REPLICATION_CONTROLLER_KIND: ReplicaSetKind = {
@@ -81,6 +89,7 @@ export class ReplicaSetController extends QueueController {
   private readonly rsClient: ResourceClient<Obj>;
   private readonly podClient: ResourceClient<Obj>;
   private readonly recorder: EventRecorderLike;
+  private readonly podControl: PodControl;
 
   constructor(
     ctx: ControllerContext,
@@ -93,6 +102,7 @@ export class ReplicaSetController extends QueueController {
     this.rsClient = ctx.client.resource<Obj>(kind.resource);
     this.podClient = ctx.client.resource<Obj>('pods');
     this.recorder = ctx.recorder(kind.component);
+    this.podControl = new PodControl(this.podClient, this.recorder);
     this.waitFor(this.rsInformer, this.podInformer);
 
     this.rsInformer.addEventHandler({
@@ -112,21 +122,12 @@ export class ReplicaSetController extends QueueController {
   }
 
   private resolveRef(pod: Obj): Obj | undefined {
-    const ref = getControllerOf(pod);
-    if (!ref || ref.kind !== this.kind.kind) return undefined;
-    const rs = this.rsInformer.indexer.getByKey(`${pod.metadata.namespace}/${ref.name}`);
-    return rs && rs.metadata.uid === ref.uid ? rs : undefined;
+    return resolveControllerRef(this.rsInformer, this.kind.kind, pod);
   }
 
   /** Controllers whose selector matches an orphan pod. */
   private matchingControllers(pod: Obj): Obj[] {
-    const out: Obj[] = [];
-    for (const rs of this.rsInformer.lister().namespace(pod.metadata.namespace!).list()) {
-      const sel = this.kind.selector(rs);
-      if (!sel || sel.empty) continue;
-      if (sel.matches(pod.metadata.labels)) out.push(rs);
-    }
-    return out;
+    return selectingControllers(this.rsInformer, pod, this.kind.selector);
   }
 
   private addPod(pod: Obj): void {
@@ -202,7 +203,7 @@ export class ReplicaSetController extends QueueController {
       kind: this.kind.kind,
       matches: (p) => !selector.empty && selector.matches(p.metadata.labels),
       client: this.podClient,
-      fresh: () => this.fresh(rs),
+      fresh: () => getLatest(this.rsClient, rs),
     });
     let manageErr: unknown;
     if (needsSync && !rs.metadata.deletionTimestamp) {
@@ -226,15 +227,6 @@ export class ReplicaSetController extends QueueController {
     if (manageErr !== undefined) throw manageErr;
   }
 
-  private async fresh(rs: Obj): Promise<Obj | undefined> {
-    try {
-      return await this.rsClient.namespace(rs.metadata.namespace!).get(rs.metadata.name!);
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
-  }
-
   /** Pods of the ReplicaSets sharing rs's controller (a Deployment's), for ranking. */
   private relatedPods(rs: Obj): Obj[] {
     const owner = getControllerOf(rs);
@@ -247,7 +239,6 @@ export class ReplicaSetController extends QueueController {
   private async manageReplicas(pods: Obj[], rs: Obj, key: string): Promise<void> {
     const replicas: number = rs.spec?.replicas ?? 1;
     let diff = pods.length - replicas;
-    const ns = rs.metadata.namespace!;
     if (diff < 0) {
       diff = Math.min(-diff, BURST_REPLICAS);
       this.expectations.expectCreations(key, diff);
@@ -255,19 +246,7 @@ export class ReplicaSetController extends QueueController {
       const ref = controllerRef(rs, this.kind.apiVersion, this.kind.kind);
       const { successes, error } = await slowStartBatch(diff, 1, async () => {
         const pod = podFromTemplate(rs.spec?.template, rs.metadata.name!, ref);
-        try {
-          const created = await this.podClient.namespace(ns).create(pod);
-          this.recorder.event(
-            rs,
-            'Normal',
-            'SuccessfulCreate',
-            'Create',
-            `Created pod: ${created.metadata.name}`,
-          );
-        } catch (err) {
-          this.recorder.event(rs, 'Warning', 'FailedCreate', 'Create', `Error creating: ${errMessage(err)}`);
-          throw err;
-        }
+        await this.podControl.createPod(rs, pod);
       });
       // Creates that were never sent will never be observed.
       for (let i = successes; i < diff; i++) this.expectations.creationObserved(key);
@@ -282,26 +261,11 @@ export class ReplicaSetController extends QueueController {
       const results = await Promise.allSettled(
         victims.map(async (pod) => {
           try {
-            await this.podClient.namespace(ns).delete(pod.metadata.name!);
-            this.recorder.event(
-              rs,
-              'Normal',
-              'SuccessfulDelete',
-              'Delete',
-              `Deleted pod: ${pod.metadata.name}`,
-            );
+            await this.podControl.deletePod(rs, pod);
           } catch (err) {
             // The pod will not be seen deleted by us: do not wait for it.
             this.expectations.deletionObservedOf(key, keyOf(pod));
-            if (isNotFound(err)) return;
-            this.recorder.event(
-              rs,
-              'Warning',
-              'FailedDelete',
-              'Delete',
-              `Error deleting: ${errMessage(err)}`,
-            );
-            throw err;
+            if (!isNotFound(err)) throw err;
           }
         }),
       );

@@ -23,10 +23,15 @@ import {
   podMatchesNodeSelectorAndAffinity,
   podRequests,
   toMilli,
-  tolerationsTolerateTaint,
   type Resources,
-  type Taint,
 } from '../util/scheduling';
+import {
+  TAINT_NOT_READY,
+  TAINT_UNREACHABLE,
+  TAINT_UNSCHEDULABLE,
+  tolerationsTolerateTaint,
+  type Taint,
+} from '../../../shared/api/taints';
 import type { Logger } from '../../../shared/log';
 
 export const DEFAULT_SCHEDULER_NAME = 'default-scheduler';
@@ -114,8 +119,7 @@ export function effectiveTaints(node: Obj): Taint[] {
   const taints: Taint[] = [...(node.spec?.taints ?? [])];
   const ready = (node.status?.conditions ?? []).find((c: any) => c.type === 'Ready');
   if (ready?.status !== 'True') {
-    const key =
-      ready?.status === 'Unknown' ? 'node.kubernetes.io/unreachable' : 'node.kubernetes.io/not-ready';
+    const key = ready?.status === 'Unknown' ? TAINT_UNREACHABLE : TAINT_NOT_READY;
     if (!taints.some((t) => t.key === key && t.effect === 'NoSchedule'))
       taints.push({ key, effect: 'NoSchedule' });
   }
@@ -247,7 +251,7 @@ export class Scheduler {
     if (
       node.spec?.unschedulable &&
       !tolerationsTolerateTaint(tolerations, {
-        key: 'node.kubernetes.io/unschedulable',
+        key: TAINT_UNSCHEDULABLE,
         effect: 'NoSchedule',
       })
     )

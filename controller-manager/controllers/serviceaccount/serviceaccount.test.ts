@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { startTestAPIServer, type TestAPIServer } from '../../../apiserver/server/testing';
 import { isNotFound, type Client } from '../../../shared/client';
-import { startTestControllerManager, waitFor, type TestControllerManager } from '../../app/testing';
+import { startTestControllerManager, type TestControllerManager } from '../../app/testing';
+import { waitUntil } from '../../../shared/cluster/process';
 import { DESCRIPTION, ROOT_CA_CONFIGMAP } from '../rootcacertpublisher/publisher';
 
 describe('controller-manager: serviceaccount and root-ca-cert-publisher', function () {
@@ -28,14 +29,14 @@ describe('controller-manager: serviceaccount and root-ca-cert-publisher', functi
     await client.resource('namespaces').create({ metadata: { name: 'fresh' } });
     const sas = client.resource('serviceaccounts').namespace('fresh');
     const cms = client.resource('configmaps').namespace('fresh');
-    const sa = await waitFor(() => sas.get('default'), 10_000, 'the default ServiceAccount');
-    const cm = await waitFor(() => cms.get(ROOT_CA_CONFIGMAP), 10_000, 'kube-root-ca.crt');
+    const sa = await waitUntil(() => sas.get('default'), 10_000, 'the default ServiceAccount');
+    const cm = await waitUntil(() => cms.get(ROOT_CA_CONFIGMAP), 10_000, 'kube-root-ca.crt');
     assert.deepEqual(Object.keys(cm.data), ['ca.crt']);
     assert.equal(cm.data['ca.crt'], srv.config.caPem);
     assert.equal(cm.metadata.annotations?.['kubernetes.io/description'], DESCRIPTION);
 
     await sas.delete('default');
-    await waitFor(
+    await waitUntil(
       async () => {
         const again = await sas.get('default');
         return again.metadata.uid !== sa.metadata.uid;
@@ -45,30 +46,30 @@ describe('controller-manager: serviceaccount and root-ca-cert-publisher', functi
     );
 
     await cms.update({ ...cm, data: { 'ca.crt': 'tampered' } });
-    await waitFor(
+    await waitUntil(
       async () => (await cms.get(ROOT_CA_CONFIGMAP)).data['ca.crt'] === srv.config.caPem,
       10_000,
       'ca.crt restored',
     );
     await cms.delete(ROOT_CA_CONFIGMAP);
-    await waitFor(() => cms.get(ROOT_CA_CONFIGMAP), 10_000, 'kube-root-ca.crt recreated');
+    await waitUntil(() => cms.get(ROOT_CA_CONFIGMAP), 10_000, 'kube-root-ca.crt recreated');
   });
 
   it('covers the namespaces that existed before it started, and leaves terminating ones alone', async () => {
     for (const ns of ['default', 'kube-system', 'kube-public']) {
-      await waitFor(
+      await waitUntil(
         () => client.resource('serviceaccounts').namespace(ns).get('default'),
         10_000,
         `default SA in ${ns}`,
       );
-      await waitFor(
+      await waitUntil(
         () => client.resource('configmaps').namespace(ns).get(ROOT_CA_CONFIGMAP),
         10_000,
         `root CA in ${ns}`,
       );
     }
     await client.resource('namespaces').create({ metadata: { name: 'ending' } });
-    await waitFor(() => client.resource('serviceaccounts').namespace('ending').get('default'));
+    await waitUntil(() => client.resource('serviceaccounts').namespace('ending').get('default'));
     await client.resource('namespaces').delete('ending');
     await client.resource('serviceaccounts').namespace('ending').delete('default');
     await new Promise((r) => setTimeout(r, 500));

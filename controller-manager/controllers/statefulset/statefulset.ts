@@ -8,18 +8,25 @@
 import type { ControllerContext, ControllerDescriptor, EventRecorderLike } from '../../controller';
 import { isAlreadyExists, isNotFound, type ResourceClient } from '../../../shared/client';
 import type { SharedIndexInformer } from '../../../shared/informers';
-import { selectorFromObject, type LabelSelector } from '../../../shared/api/labels';
 import {
   QueueController,
   clone,
   errMessage,
+  getLatest,
   intOption,
   keyOf,
   splitKey,
   unwrap,
   type Obj,
 } from '../util/base';
-import { claimObjects, controllerRef, getControllerOf } from '../util/controller-ref';
+import {
+  claimObjects,
+  controllerRef,
+  getControllerOf,
+  resolveControllerRef,
+  selectingControllers,
+  selectorOf,
+} from '../util/controller-ref';
 import { informerWithOwnerIndex, podInformer } from '../util/informers';
 import { isPodAvailable, isPodReady } from '../util/pod';
 import { updateStatus } from '../util/status';
@@ -79,17 +86,12 @@ export class StatefulSetController extends QueueController {
       onDelete: (s) => this.enqueue(keyOf(unwrap(s))),
     });
     const podEvent = (pod: Obj) => {
-      const ref = getControllerOf(pod);
-      if (ref) {
-        if (ref.kind !== 'StatefulSet') return;
-        const set = this.setInformer.indexer.getByKey(`${pod.metadata.namespace}/${ref.name}`);
-        if (set && set.metadata.uid === ref.uid) this.enqueue(keyOf(set));
+      if (getControllerOf(pod)) {
+        const set = resolveControllerRef(this.setInformer, 'StatefulSet', pod);
+        if (set) this.enqueue(keyOf(set));
         return;
       }
-      for (const set of this.setInformer.lister().namespace(pod.metadata.namespace!).list()) {
-        const sel = safeSelector(set);
-        if (sel && !sel.empty && sel.matches(pod.metadata.labels)) this.enqueue(keyOf(set));
-      }
+      for (const set of selectingControllers(this.setInformer, pod)) this.enqueue(keyOf(set));
     };
     this.podInformer.addEventHandler({
       onAdd: podEvent,
@@ -113,20 +115,13 @@ export class StatefulSetController extends QueueController {
     const cached = this.setInformer.indexer.getByKey(key);
     if (!cached) return;
     const set = clone(cached);
-    const sel = safeSelector(set);
+    const sel = selectorOf(set);
     if (!sel || sel.empty) {
       this.recorder.event(set, 'Warning', 'SelectorParsingFailed', 'Sync', 'invalid or empty selector');
       return;
     }
     const [ns] = splitKey(key);
-    const fresh = async () => {
-      try {
-        return await this.setClient.namespace(ns).get(set.metadata.name!);
-      } catch (err) {
-        if (isNotFound(err)) return undefined;
-        throw err;
-      }
-    };
+    const fresh = () => getLatest(this.setClient, set);
     const revisions = await claimObjects(this.revInformer.lister().namespace(ns).list(), {
       owner: set,
       apiVersion: 'apps/v1',
@@ -445,14 +440,6 @@ export class StatefulSetController extends QueueController {
         if (!isNotFound(err)) throw err;
       }
     }
-  }
-}
-
-function safeSelector(o: Obj): LabelSelector | null {
-  try {
-    return selectorFromObject(o.spec?.selector);
-  } catch {
-    return null;
   }
 }
 

@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { startTestAPIServer, type TestAPIServer } from '../../../apiserver/server/testing';
 import { isNotFound, type Client, type KubeObject } from '../../../shared/client';
-import { startTestControllerManager, waitFor, type TestControllerManager } from '../../app/testing';
+import { startTestControllerManager, type TestControllerManager } from '../../app/testing';
+import { waitUntil } from '../../../shared/cluster/process';
 import { finishAndExpireTime } from './ttlafterfinished';
 
 const NS = 'ttl-test';
@@ -68,7 +69,7 @@ describe('controller-manager: ttl-after-finished', function () {
     );
     await job('no-ttl', undefined, true);
     await job('running', 0, false);
-    await waitFor(
+    await waitUntil(
       async () => {
         try {
           const j = await jobs().get('done');

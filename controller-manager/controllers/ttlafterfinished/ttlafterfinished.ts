@@ -7,7 +7,8 @@
 import type { ControllerContext, ControllerDescriptor } from '../../controller';
 import { isNotFound, type KubeObject } from '../../../shared/client';
 import { runWorkers } from '../../../shared/informers';
-import { cachesSynced, go, parseTime, queueFor, type Condition } from '../../app/controller-util';
+import { cachesSynced, go, queueFor, type Condition } from '../../app/controller-util';
+import { parseTime } from '../util/base';
 
 function needsCleanup(job: KubeObject): boolean {
   return (

@@ -4,7 +4,7 @@
 import type { ControllerContext } from '../../controller';
 import { RateLimitingQueue, runWorkers, type SharedIndexInformer } from '../../../shared/informers';
 import { DeletedFinalStateUnknown } from '../../../shared/informers';
-import type { KubeObject } from '../../../shared/client';
+import { isNotFound, type KubeObject, type ResourceClient } from '../../../shared/client';
 import type { Logger } from '../../../shared/log';
 
 /** An integer option of the controller manager (camelCase), or its default when absent or invalid. */
@@ -36,6 +36,16 @@ export function splitKey(key: string): [string, string] {
   return i < 0 ? ['', key] : [key.slice(0, i), key.slice(i + 1)];
 }
 
+/** Re-reads obj from the apiserver (not the cache); undefined when it is gone. */
+export async function getLatest<T extends Obj>(client: ResourceClient<T>, obj: Obj): Promise<T | undefined> {
+  try {
+    return await client.namespace(obj.metadata.namespace!).get(obj.metadata.name!);
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
 /** A deep copy of a JSON object (cache objects must not be changed in place). */
 export function clone<T>(v: T): T {
   return v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T);
@@ -46,9 +56,9 @@ export function rfc3339(ms: number): string {
   return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
-/** Parses a metav1.Time (undefined stays undefined). */
-export function parseTime(t: string | undefined | null): number | undefined {
-  if (!t) return undefined;
+/** Parses a metav1.Time; undefined when absent or unparseable. */
+export function parseTime(t: unknown): number | undefined {
+  if (typeof t !== 'string' || !t) return undefined;
   const v = Date.parse(t);
   return Number.isNaN(v) ? undefined : v;
 }

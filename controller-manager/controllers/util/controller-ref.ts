@@ -4,6 +4,8 @@
 // releasing owned objects its selector no longer matches.
 import type { OwnerReference, ResourceClient } from '../../../shared/client';
 import { isInvalid, isNotFound } from '../../../shared/client';
+import type { SharedIndexInformer } from '../../../shared/informers';
+import { selectorFromObject, type LabelSelector } from '../../../shared/api/labels';
 import type { Obj } from './base';
 
 export function controllerRef(owner: Obj, apiVersion: string, kind: string): OwnerReference {
@@ -24,6 +26,43 @@ export function getControllerOf(obj: Obj | undefined): OwnerReference | undefine
 
 export function isControlledBy(obj: Obj, owner: Obj): boolean {
   return getControllerOf(obj)?.uid === owner.metadata.uid;
+}
+
+/** resolveControllerRef: obj's controller of this kind in the owners' cache (the same uid), if any. */
+export function resolveControllerRef(
+  owners: SharedIndexInformer<Obj>,
+  kind: string,
+  obj: Obj,
+): Obj | undefined {
+  const ref = getControllerOf(obj);
+  if (!ref || ref.kind !== kind) return undefined;
+  const owner = owners.indexer.getByKey(`${obj.metadata.namespace}/${ref.name}`);
+  return owner && owner.metadata.uid === ref.uid ? owner : undefined;
+}
+
+/** The controller's spec.selector, or null when it does not parse. */
+export function selectorOf(owner: Obj): LabelSelector | null {
+  try {
+    return selectorFromObject(owner.spec?.selector);
+  } catch {
+    return null;
+  }
+}
+
+/** The controllers of obj's namespace whose (non-empty) selector selects it: who may adopt an orphan. */
+export function selectingControllers(
+  owners: SharedIndexInformer<Obj>,
+  obj: Obj,
+  selector: (owner: Obj) => LabelSelector | null = selectorOf,
+): Obj[] {
+  return owners
+    .lister()
+    .namespace(obj.metadata.namespace!)
+    .list()
+    .filter((owner) => {
+      const sel = selector(owner);
+      return !!sel && !sel.empty && sel.matches(obj.metadata.labels);
+    });
 }
 
 export interface ClaimContext<T extends Obj> {

@@ -1,9 +1,11 @@
 // Pod helpers of pkg/api/v1/pod and pkg/controller: readiness, availability,
-// which pods count as active, pods made from templates, and the order in which
-// a controller scaling down deletes pods (ActivePodsWithRanks).
+// which pods count as active, pods made from templates, the order in which
+// a controller scaling down deletes pods (ActivePodsWithRanks), and pod writes
+// that leave events on their controller (RealPodControl).
+import type { EventRecorderLike } from '../../controller';
 import { featureGates } from '../../../shared/options/feature-gates';
-import type { OwnerReference } from '../../../shared/client';
-import { clone, parseTime, type Obj } from './base';
+import { isNotFound, type OwnerReference, type ResourceClient } from '../../../shared/client';
+import { clone, errMessage, parseTime, type Obj } from './base';
 
 export const POD_DELETION_COST = 'controller.kubernetes.io/pod-deletion-cost';
 
@@ -167,4 +169,41 @@ export function podsToDelete(pods: Obj[], relatedPods: Obj[], diff: number, now:
         : 0,
   );
   return ranked.slice(0, diff).map((r) => r.p);
+}
+
+/** RealPodControl: creates and deletes a controller's pods, recording the outcome as events on the controller. */
+export class PodControl {
+  constructor(
+    private readonly pods: ResourceClient<Obj>,
+    private readonly recorder: EventRecorderLike,
+  ) {}
+
+  async createPod(owner: Obj, pod: Obj): Promise<Obj> {
+    try {
+      const created = await this.pods.namespace(owner.metadata.namespace!).create(pod);
+      this.recorder.event(
+        owner,
+        'Normal',
+        'SuccessfulCreate',
+        'Create',
+        `Created pod: ${created.metadata.name}`,
+      );
+      return created;
+    } catch (err) {
+      this.recorder.event(owner, 'Warning', 'FailedCreate', 'Create', `Error creating: ${errMessage(err)}`);
+      throw err;
+    }
+  }
+
+  /** Deletes the pod; a NotFound is thrown without an event (the pod is gone anyway). */
+  async deletePod(owner: Obj, pod: Obj): Promise<void> {
+    try {
+      await this.pods.namespace(pod.metadata.namespace!).delete(pod.metadata.name!);
+      this.recorder.event(owner, 'Normal', 'SuccessfulDelete', 'Delete', `Deleted pod: ${pod.metadata.name}`);
+    } catch (err) {
+      if (!isNotFound(err))
+        this.recorder.event(owner, 'Warning', 'FailedDelete', 'Delete', `Error deleting: ${errMessage(err)}`);
+      throw err;
+    }
+  }
 }

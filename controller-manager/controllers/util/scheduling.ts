@@ -2,42 +2,8 @@
 // the DaemonSet controller: taints and tolerations, nodeSelector and required
 // node affinity (matchExpressions and matchFields), and resource requests.
 import { quantityFromJSON, milliValue } from '../../../shared/api/validation/quantity';
+import { tolerationsTolerateTaint, type Taint, type Toleration } from '../../../shared/api/taints';
 import type { Obj } from './base';
-
-export interface Taint {
-  key: string;
-  value?: string;
-  effect: 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute' | string;
-  timeAdded?: string;
-}
-
-export interface Toleration {
-  key?: string;
-  operator?: 'Exists' | 'Equal' | string;
-  value?: string;
-  effect?: string;
-  tolerationSeconds?: number;
-}
-
-/** Toleration.ToleratesTaint. */
-export function toleratesTaint(t: Toleration, taint: Taint): boolean {
-  if (t.effect && t.effect !== taint.effect) return false;
-  if (t.key && t.key !== taint.key) return false;
-  // An empty key with Exists tolerates every taint.
-  switch (t.operator ?? 'Equal') {
-    case 'Exists':
-      return true;
-    case 'Equal':
-    case '':
-      return (t.value ?? '') === (taint.value ?? '');
-    default:
-      return false;
-  }
-}
-
-export function tolerationsTolerateTaint(tolerations: Toleration[] | undefined, taint: Taint): boolean {
-  return (tolerations ?? []).some((t) => toleratesTaint(t, taint));
-}
 
 /** The first taint (of the effects given) that no toleration tolerates. */
 export function findUntoleratedTaint(

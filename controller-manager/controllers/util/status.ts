@@ -1,7 +1,7 @@
 // Status writes: PUT .../status with the cached object's resourceVersion, and on
 // a conflict once more on a fresh copy (like the controllers' retry loops).
 import { isConflict, isNotFound, type ResourceClient } from '../../../shared/client';
-import { clone, jsonEqual, type Obj } from './base';
+import { clone, getLatest, jsonEqual, type Obj } from './base';
 
 /**
  * Writes status (computed for obj) unless it equals obj.status. Returns the
@@ -28,14 +28,8 @@ export async function updateStatus<T extends Obj>(
     if (isNotFound(err)) return undefined;
     if (!isConflict(err) || !opts.retryOnConflict) throw err;
   }
-  let fresh: T;
-  try {
-    fresh = await rc.get(obj.metadata.name!);
-  } catch (err) {
-    if (isNotFound(err)) return undefined;
-    throw err;
-  }
-  if (fresh.metadata.uid !== obj.metadata.uid) return undefined;
+  const fresh = await getLatest(client, obj);
+  if (!fresh || fresh.metadata.uid !== obj.metadata.uid) return undefined;
   return rc.updateStatus({ ...fresh, status } as T);
 }
 

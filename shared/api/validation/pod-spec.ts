@@ -6,6 +6,7 @@ import { isDNS1123Label, isDNS1123Subdomain, isValidPortName, isValidPortNum } f
 import { validateLabels, validateNonnegative } from './metadata';
 import { asArr, asObj, asStr, child, index, isSet, key, type Obj } from './path';
 import { compareQuantity, milliValue, parseQuantity, formatQuantity, type Quantity } from './quantity';
+import { volumeSourcesOf } from '../volume-sources';
 
 const PROTOCOLS = ['SCTP', 'TCP', 'UDP'];
 const notFound = (field: string, badValue: unknown): FieldError => ({
@@ -78,42 +79,9 @@ function validateVolumes(volumes: unknown, p: string, names: Set<string>): Field
   return errs;
 }
 
-const VOLUME_SOURCES = [
-  'hostPath',
-  'emptyDir',
-  'gcePersistentDisk',
-  'awsElasticBlockStore',
-  'gitRepo',
-  'secret',
-  'nfs',
-  'iscsi',
-  'glusterfs',
-  'persistentVolumeClaim',
-  'rbd',
-  'flexVolume',
-  'cinder',
-  'cephfs',
-  'flocker',
-  'downwardAPI',
-  'fc',
-  'azureFile',
-  'configMap',
-  'vsphereVolume',
-  'quobyte',
-  'azureDisk',
-  'photonPersistentDisk',
-  'projected',
-  'portworxVolume',
-  'scaleIO',
-  'storageos',
-  'csi',
-  'ephemeral',
-  'image',
-];
-
 function validateVolumeSource(vol: Obj, p: string): FieldError[] {
   const errs: FieldError[] = [];
-  const present = VOLUME_SOURCES.filter((k) => isSet(vol[k]));
+  const present = volumeSourcesOf(vol);
   if (present.length === 0) return [required(p, 'must specify a volume type')];
   for (const extra of present.slice(1))
     errs.push(forbidden(child(p, extra), 'may not specify more than 1 volume type'));

@@ -141,6 +141,25 @@ export function compareQuantity(a: Quantity, b: Quantity): number {
 
 export const isZeroQuantity = (q: Quantity) => q.mant === 0n;
 
+/** a + b like Quantity.Add: a zero a takes b's format. */
+export function addQuantity(a: Quantity, b: Quantity): Quantity {
+  const [x, y] = align(a.mant, a.exp, b.mant, b.exp);
+  let mant = x + y;
+  let exp = Math.min(a.exp, b.exp);
+  const format = a.mant === 0n ? b.format : a.format;
+  if (mant === 0n) return { mant, exp: 0, format };
+  while (mant % 10n === 0n && exp < 0) {
+    mant /= 10n;
+    exp++;
+  }
+  return { mant, exp, format };
+}
+
+/** a - b like Quantity.Sub. */
+export function subQuantity(a: Quantity, b: Quantity): Quantity {
+  return addQuantity(a, { mant: -b.mant, exp: b.exp, format: b.format });
+}
+
 /** The canonical string (Quantity.String()). */
 export function formatQuantity(q: Quantity): string {
   if (q.cached !== undefined) return q.cached;

@@ -1,9 +1,26 @@
 // The client of the token-review and subject-access-review webhooks: a
 // kubeconfig names the server, its CA and our client credentials; requests
 // are JSON POSTs, retried with backoff on connection errors, 429 and 5xx.
+// The audit webhook backend connects the same way.
 import https from 'node:https';
 import http from 'node:http';
-import { loadKubeconfig } from '../../../shared/client/kubeconfig';
+import { loadKubeconfig, type ClientConfig } from '../../shared/client/kubeconfig';
+
+/** A kept-alive agent for a webhook server, with the kubeconfig's CA and client certificate. */
+export function webhookAgent(
+  url: URL,
+  cfg: Pick<ClientConfig, 'caPem' | 'certPem' | 'keyPem' | 'insecure' | 'serverName'>,
+): https.Agent | http.Agent {
+  if (url.protocol !== 'https:') return new http.Agent({ keepAlive: true });
+  return new https.Agent({
+    keepAlive: true,
+    ca: cfg.caPem,
+    cert: cfg.certPem,
+    key: cfg.keyPem,
+    rejectUnauthorized: !cfg.insecure,
+    servername: cfg.serverName,
+  });
+}
 
 export interface WebhookClientOptions {
   timeoutMs?: number;
@@ -26,17 +43,7 @@ export class WebhookClient {
     const cfg = loadKubeconfig(kubeconfigFile);
     this.url = new URL(cfg.server);
     this.token = cfg.token;
-    this.agent =
-      this.url.protocol === 'https:'
-        ? new https.Agent({
-            keepAlive: true,
-            ca: cfg.caPem,
-            cert: cfg.certPem,
-            key: cfg.keyPem,
-            rejectUnauthorized: !cfg.insecure,
-            servername: cfg.serverName,
-          })
-        : new http.Agent({ keepAlive: true });
+    this.agent = webhookAgent(this.url, cfg);
   }
 
   private once(body: string): Promise<{ status: number; json: any }> {

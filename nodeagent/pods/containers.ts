@@ -1,0 +1,149 @@
+// One container's steps within a pod sync: pull its image (per the pull
+// policy), create and start it; restart it after it exited, with the
+// kubelet's restart backoff (CrashLoopBackOff while waiting); ask it to stop.
+// Each step records the event the kubelet records.
+import type { Clock } from '../../shared/client/clock';
+import { logger } from '../../shared/log';
+import { formatDuration } from '../../shared/options/duration';
+import type { PodEvents } from './pod-events';
+import type { PodLogs } from './pod-logs';
+import { containerState, type ContainerState, type PodRecord } from './records';
+import type { ContainerKind, ContainerRecord, ContainerRuntime } from './runtime';
+import { podFullName } from './status';
+
+const log = logger('nodeagent/pods');
+
+/** The kubelet's container restart backoff: 10 s doubling to 5 min, forgotten after 10 min. */
+export const BACKOFF = { initialMs: 10_000, maxMs: 300_000 };
+
+/** The image pull policy, defaulted like the API does: Always for :latest or no tag, else IfNotPresent. */
+function pullPolicy(c: any): string {
+  if (c.imagePullPolicy) return c.imagePullPolicy;
+  const image: string = c.image ?? '';
+  const slash = image.lastIndexOf('/');
+  const tagged = image.lastIndexOf(':') > slash || image.includes('@');
+  return !tagged || image.endsWith(':latest') ? 'Always' : 'IfNotPresent';
+}
+
+export class ContainerLifecycle {
+  /** Per pod uid/container: the current backoff and when it was last lengthened. */
+  private readonly backoffs = new Map<string, { durationMs: number; lastUpdate: number }>();
+
+  constructor(
+    private readonly d: {
+      runtime: ContainerRuntime;
+      clock: Clock;
+      events: PodEvents;
+      logs: PodLogs;
+      /** Sync the pod again at `at` (when the backoff ends). */
+      wakeAt(rec: PodRecord, at: number): void;
+    },
+  ) {}
+
+  /** Pull (per the pull policy), create and start one container; false when it could not start. */
+  async start(rec: PodRecord, c: any, kind: ContainerKind, s: ContainerState): Promise<boolean> {
+    const event = this.d.events;
+    const policy = pullPolicy(c);
+    const present = this.d.runtime.hasImage(c.image);
+    if (policy === 'Never' && !present) {
+      const message = `Container image "${c.image}" is not present with pull policy of Never`;
+      s.waiting = { reason: 'ErrImageNeverPull', message };
+      event.emit(rec, c, 'Warning', 'ErrImageNeverPull', 'Pull', message, kind);
+      return false;
+    }
+    if (policy === 'IfNotPresent' && present) {
+      event.emit(
+        rec,
+        c,
+        'Normal',
+        'Pulled',
+        'Pull',
+        `Container image "${c.image}" already present on machine`,
+        kind,
+      );
+    } else {
+      event.emit(rec, c, 'Normal', 'Pulling', 'Pull', `Pulling image "${c.image}"`, kind);
+      const r = await this.d.runtime.pullImage(c.image);
+      const took = formatDuration(r.durationMs);
+      event.emit(
+        rec,
+        c,
+        'Normal',
+        'Pulled',
+        'Pull',
+        `Successfully pulled image "${c.image}" in ${took} (${took} including waiting). Image size: ${r.sizeBytes} bytes.`,
+        kind,
+      );
+    }
+    const path = this.d.logs.path(rec, c.name, s.restartCount);
+    const created = await this.d.runtime.createContainer(rec.pod, c, kind, s.restartCount, path);
+    this.d.logs.link(rec, c.name, created);
+    event.emit(rec, c, 'Normal', 'Created', 'Create', `Created container: ${c.name}`, kind);
+    s.current = created;
+    s.waiting = undefined;
+    await this.d.runtime.startContainer(created.id);
+    event.emit(rec, c, 'Normal', 'Started', 'Start', `Started container ${c.name}`, kind);
+    return true;
+  }
+
+  /** kubelet's doBackOff: restart now and lengthen the backoff, or wait (CrashLoopBackOff). */
+  async restartWithBackoff(rec: PodRecord, c: any, kind: ContainerKind, s: ContainerState): Promise<boolean> {
+    const cur = s.current!;
+    const key = `${rec.uid}/${c.name}`;
+    const finished = cur.finishedAt ?? this.d.clock.now();
+    const now = this.d.clock.now();
+    let e = this.backoffs.get(key);
+    const expired = e && finished - e.lastUpdate > 2 * BACKOFF.maxMs;
+    if (e && !expired && now - finished < e.durationMs) {
+      s.waiting = {
+        reason: 'CrashLoopBackOff',
+        message: `back-off ${formatDuration(e.durationMs)} restarting failed container=${c.name} pod=${podFullName(rec.pod)}`,
+      };
+      if (s.backoffEventFor !== finished) {
+        s.backoffEventFor = finished;
+        this.d.events.emit(
+          rec,
+          c,
+          'Warning',
+          'BackOff',
+          'Restart',
+          `Back-off restarting failed container ${c.name} in pod ${podFullName(rec.pod)}`,
+          kind,
+        );
+      }
+      this.d.wakeAt(rec, finished + e.durationMs);
+      return false;
+    }
+    e =
+      !e || expired
+        ? { durationMs: BACKOFF.initialMs, lastUpdate: finished }
+        : { durationMs: Math.min(e.durationMs * 2, BACKOFF.maxMs), lastUpdate: finished };
+    this.backoffs.set(key, e);
+    s.last = cur;
+    s.restartCount++;
+    s.current = undefined;
+    s.waiting = undefined;
+    await this.d.runtime.removeContainer(cur.id).catch(() => {});
+    return this.start(rec, c, kind, s);
+  }
+
+  /** Asks the runtime to stop the container (the Killing event once per container). */
+  stop(rec: PodRecord, c: ContainerRecord, graceSeconds: number): void {
+    const s = containerState(rec, c.name);
+    if (s.stopRequestedAt === undefined) {
+      s.stopRequestedAt = this.d.clock.now();
+      const spec = [...(rec.pod.spec?.containers ?? []), ...(rec.pod.spec?.initContainers ?? [])].find(
+        (x: any) => x.name === c.name,
+      ) ?? { name: c.name };
+      this.d.events.emit(rec, spec, 'Normal', 'Killing', 'Kill', `Stopping container ${c.name}`, c.kind);
+    }
+    this.d.runtime
+      .stopContainer(c.id, graceSeconds)
+      .catch((err) => log.error('stopping a container failed', { container: c.name, err: String(err) }));
+  }
+
+  /** The pod is gone: its backoffs with it. */
+  forget(rec: PodRecord): void {
+    for (const name of rec.containers.keys()) this.backoffs.delete(`${rec.uid}/${name}`);
+  }
+}

@@ -1,0 +1,108 @@
+// Where the logs of a pod's containers live under <root-dir>/logs — one file
+// per container instance in pods/<ns>_<name>_<uid>/<container>/<n>.log, and
+// the containers/ links the kubelet makes for log shippers — and which file
+// /containerLogs reads, with the kubelet's errors. (The files' format,
+// rotation and reading are logs.ts.)
+import { mkdirSync, rmSync, symlinkSync, unlinkSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { PodRecord, PodRecords } from './records';
+import type { ContainerRecord, ContainerRuntime } from './runtime';
+
+export interface LogTarget {
+  path: string;
+  running(): boolean;
+}
+
+/** A /containerLogs failure with the kubelet's status code and message. */
+export class LogLookupError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export class PodLogs {
+  constructor(
+    private readonly d: {
+      /** <root-dir>/logs */
+      logsDir: string;
+      records: PodRecords;
+      runtime: ContainerRuntime;
+    },
+  ) {}
+
+  private podDir(rec: PodRecord): string {
+    const md = rec.pod.metadata;
+    return join(this.d.logsDir, 'pods', `${md.namespace}_${md.name}_${rec.uid}`);
+  }
+
+  /** The log file of one instance of a container (restartCount numbers the instances). */
+  path(rec: PodRecord, container: string, restartCount: number): string {
+    return join(this.podDir(rec), container, `${restartCount}.log`);
+  }
+
+  private linkPath(rec: PodRecord, container: string, c: ContainerRecord): string {
+    const md = rec.pod.metadata;
+    const id = c.id.replace(/^[a-z]+:\/\//, '');
+    return join(this.d.logsDir, 'containers', `${md.name}_${md.namespace}_${container}-${id}.log`);
+  }
+
+  /** containers/<pod>_<ns>_<container>-<id>.log → the instance's log file. */
+  link(rec: PodRecord, container: string, c: ContainerRecord): void {
+    const link = this.linkPath(rec, container, c);
+    try {
+      mkdirSync(dirname(link), { recursive: true });
+      symlinkSync(c.logPath, link);
+    } catch {
+      // best effort, like the kubelet's
+    }
+  }
+
+  /** The pod is forgotten: its log directory and its links go. */
+  remove(rec: PodRecord): void {
+    rmSync(this.podDir(rec), { recursive: true, force: true });
+    for (const s of rec.containers.values()) {
+      for (const c of [s.current, s.last]) {
+        if (!c) continue;
+        try {
+          unlinkSync(this.linkPath(rec, c.name, c));
+        } catch {
+          // already gone
+        }
+      }
+    }
+  }
+
+  /** Where /containerLogs reads, with the kubelet's errors. */
+  target(ns: string, podName: string, container: string, previous: boolean): LogTarget {
+    const rec = this.d.records.byName(ns, podName);
+    if (!rec) throw new LogLookupError(404, `pod "${podName}" does not exist`);
+    const spec = [
+      ...(rec.pod.spec?.initContainers ?? []),
+      ...(rec.pod.spec?.containers ?? []),
+      ...(rec.pod.spec?.ephemeralContainers ?? []),
+    ].find((c: any) => c.name === container);
+    if (!spec) throw new LogLookupError(404, `container "${container}" not found in pod "${podName}"`);
+    const s = rec.containers.get(container);
+    if (previous) {
+      const last = s?.current?.state === 'exited' && s.waiting ? s.current : s?.last;
+      if (!last)
+        throw new LogLookupError(
+          400,
+          `previous terminated container "${container}" in pod "${podName}" not found`,
+        );
+      return { path: last.logPath, running: () => false };
+    }
+    const cur = s?.current;
+    if (!cur) {
+      const reason = s?.waiting?.reason ?? (rec.rejected ? rec.rejected.reason : 'ContainerCreating');
+      throw new LogLookupError(
+        400,
+        `container "${container}" in pod "${podName}" is waiting to start: ${reason}`,
+      );
+    }
+    return { path: cur.logPath, running: () => this.d.runtime.container(cur.id)?.state === 'running' };
+  }
+}
