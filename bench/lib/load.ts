@@ -1,0 +1,179 @@
+// Load generation against one HTTPS origin with undici: closed-loop clients
+// (each sends its next request when the previous answer has been read) over a
+// keep-alive pool of one connection per client (HTTP/1.1) or one multiplexed
+// connection (h2), and long-running watch streams. Runs inside worker processes
+// (bench/worker.ts) and, for light work, in the driver itself.
+import { Pool } from 'undici';
+import type { Target } from './procs';
+import { configMap, pod, runningStatus } from './objects';
+import { Samples } from './stats';
+
+export type OpSpec =
+  /** GET a path; `accept` selects the representation. */
+  | { type: 'get'; path: string; accept?: string }
+  /** POST a fresh ConfigMap of about `bytes` bytes. */
+  | { type: 'create-cm'; namespace: string; bytes: number; prefix: string }
+  /** POST a pod, then PUT its running status as a kubelet would (latencies recorded apart). */
+  | { type: 'pod'; namespace: string; prefix: string; first: number };
+
+export interface LoadTask {
+  kind: 'load';
+  target: Target;
+  h2?: boolean;
+  op: OpSpec;
+  concurrency: number;
+  /** Time mode: requests finished during [warmupMs, warmupMs + durationMs) count. */
+  warmupMs?: number;
+  durationMs?: number;
+  /** Count mode: exactly this many operations, all counted. */
+  count?: number;
+}
+
+export interface LoadResult {
+  ops: number;
+  errors: number;
+  errorSamples: string[];
+  /** Length of the measured window. */
+  windowMs: number;
+  /** Latency of each counted operation (for 'pod': the create). */
+  lat: Float64Array;
+  /** 'pod' only: latency of each status update. */
+  lat2: Float64Array;
+  bytesIn: number;
+}
+
+export function pool(t: Target, connections: number, h2 = false): Pool {
+  return new Pool(t.origin, {
+    connections: h2 ? 1 : connections,
+    pipelining: h2 ? Math.max(1, connections) : 1,
+    allowH2: h2,
+    maxConcurrentStreams: h2 ? Math.max(100, connections) : undefined,
+    connect: { ca: t.ca, cert: t.cert, key: t.key },
+    keepAliveTimeout: 60_000,
+    headersTimeout: 60_000,
+    bodyTimeout: 60_000,
+  });
+}
+
+const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/json' };
+
+export async function runLoad(task: LoadTask): Promise<LoadResult> {
+  const p = pool(task.target, task.concurrency, task.h2);
+  const lat = new Samples(1 << 14);
+  const lat2 = new Samples(task.op.type === 'pod' ? 1 << 14 : 1);
+  const errorSamples: string[] = [];
+  let errors = 0;
+  let ops = 0;
+  let bytesIn = 0;
+  let seq = 0;
+  const countMode = task.count !== undefined;
+  const t0 = performance.now();
+  const from = t0 + (countMode ? 0 : (task.warmupMs ?? 0));
+  const until = countMode ? Infinity : from + (task.durationMs ?? 5000);
+  let next = 0; // count mode: operations handed out
+
+  const fail = (what: string) => {
+    errors++;
+    if (errorSamples.length < 5) errorSamples.push(what.slice(0, 300));
+  };
+
+  const op = task.op;
+  const once = async (): Promise<boolean> => {
+    const n = seq++;
+    const start = performance.now();
+    if (op.type === 'get') {
+      const r = await p.request({
+        path: op.path,
+        method: 'GET',
+        headers: { accept: op.accept ?? 'application/json' },
+      });
+      const body = await r.body.arrayBuffer();
+      if (r.statusCode !== 200) {
+        fail(`GET ${r.statusCode} ${Buffer.from(body).toString('utf8')}`);
+        return false;
+      }
+      const end = performance.now();
+      if (start >= from && end < until) {
+        lat.push(end - start);
+        bytesIn += body.byteLength;
+        ops++;
+      }
+      return true;
+    }
+    if (op.type === 'create-cm') {
+      const body = JSON.stringify(configMap(op.namespace, `${op.prefix}-${n}`, op.bytes));
+      const r = await p.request({
+        path: `/api/v1/namespaces/${op.namespace}/configmaps`,
+        method: 'POST',
+        headers: JSON_HEADERS,
+        body,
+      });
+      const text = await r.body.text();
+      if (r.statusCode !== 201) {
+        fail(`POST ${r.statusCode} ${text}`);
+        return false;
+      }
+      const end = performance.now();
+      if (start >= from && end < until) {
+        lat.push(end - start);
+        bytesIn += text.length;
+        ops++;
+      }
+      return true;
+    }
+    // pod: create, then the kubelet's status update
+    const i = op.first + n;
+    const name = `${op.prefix}-${i}`;
+    const r = await p.request({
+      path: `/api/v1/namespaces/${op.namespace}/pods`,
+      method: 'POST',
+      headers: JSON_HEADERS,
+      body: JSON.stringify(pod(op.namespace, name, i)),
+    });
+    const text = await r.body.text();
+    if (r.statusCode !== 201) {
+      fail(`POST pod ${r.statusCode} ${text}`);
+      return false;
+    }
+    const mid = performance.now();
+    const created = JSON.parse(text);
+    created.status = runningStatus(i);
+    const r2 = await p.request({
+      path: `/api/v1/namespaces/${op.namespace}/pods/${name}/status`,
+      method: 'PUT',
+      headers: JSON_HEADERS,
+      body: JSON.stringify(created),
+    });
+    const text2 = await r2.body.text();
+    if (r2.statusCode !== 200) {
+      fail(`PUT pod status ${r2.statusCode} ${text2}`);
+      return false;
+    }
+    const end = performance.now();
+    lat.push(mid - start);
+    lat2.push(end - mid);
+    bytesIn += text.length + text2.length;
+    ops++;
+    return true;
+  };
+
+  const client = async () => {
+    for (;;) {
+      if (countMode) {
+        if (next >= task.count!) return;
+        next++;
+      } else if (performance.now() >= until) return;
+      try {
+        await once();
+      } catch (err) {
+        fail(String(err));
+        // Do not spin on a dead server.
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: task.concurrency }, client));
+  const windowMs = countMode ? performance.now() - t0 : until - from;
+  await p.close();
+  return { ops, errors, errorSamples, windowMs, lat: lat.toArray(), lat2: lat2.toArray(), bytesIn };
+}

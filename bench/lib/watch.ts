@@ -1,0 +1,138 @@
+// Watchers for the fan-out scenario: many JSON watch streams on one pool. Each
+// event carries the writer's wall-clock timestamp in data.ts; the latency is
+// the time of receipt (per chunk) minus that stamp. Lines are not parsed as
+// JSON (that would cost the client more CPU than the server spends): the
+// stamp is found by a string search.
+import type { Pool } from 'undici';
+import { pool } from './load';
+import type { Target } from './procs';
+import { Samples, wallNow } from './stats';
+
+export interface WatchOpenTask {
+  kind: 'watch-open';
+  target: Target;
+  path: string;
+  watchers: number;
+  /** Multiplex the watches as h2 streams on one connection (instead of one HTTP/1.1 connection each). */
+  h2?: boolean;
+}
+
+export interface WatchCollectTask {
+  kind: 'watch-collect';
+  /** Events each watcher should see. */
+  expect: number;
+  timeoutMs: number;
+}
+
+export interface WatchResult {
+  opened: number;
+  received: number;
+  /** The fewest events any watcher received. */
+  minPerWatcher: number;
+  lat: Float64Array;
+  errors: number;
+  errorSamples: string[];
+}
+
+const STAMP = '"ts":"';
+
+class Watcher {
+  received = 0;
+  private pending = '';
+  closed = false;
+
+  constructor(
+    private readonly lat: Samples,
+    private readonly onError: (e: string) => void,
+  ) {}
+
+  data(chunk: Buffer): void {
+    const now = wallNow();
+    let s = this.pending + chunk.toString('utf8');
+    let nl: number;
+    while ((nl = s.indexOf('\n')) >= 0) {
+      const line = s.slice(0, nl);
+      s = s.slice(nl + 1);
+      if (!line.startsWith('{"type":"MODIFIED"')) {
+        if (line.trim()) this.onError(`unexpected event ${line.slice(0, 200)}`);
+        continue;
+      }
+      const at = line.indexOf(STAMP);
+      if (at < 0) continue;
+      const sent = Number(line.slice(at + STAMP.length, line.indexOf('"', at + STAMP.length)));
+      this.lat.push(now - sent);
+      this.received++;
+    }
+    this.pending = s;
+  }
+}
+
+/** One worker's share of the watchers; open() once, then collect() once. */
+export class WatchGroup {
+  private p: Pool | undefined;
+  private readonly watchers: Watcher[] = [];
+  private readonly lat = new Samples(1 << 16);
+  private errors = 0;
+  private readonly errorSamples: string[] = [];
+  private readonly aborts: AbortController[] = [];
+
+  private error(e: string): void {
+    this.errors++;
+    if (this.errorSamples.length < 5) this.errorSamples.push(e.slice(0, 300));
+  }
+
+  async open(t: WatchOpenTask): Promise<number> {
+    this.p = pool(t.target, t.watchers, t.h2);
+    this.p.setMaxListeners?.(0);
+    const p = this.p;
+    const openOne = async () => {
+      const w = new Watcher(this.lat, (e) => this.error(e));
+      const ac = new AbortController();
+      const r = await p.request({
+        path: t.path,
+        method: 'GET',
+        headers: { accept: 'application/json' },
+        signal: ac.signal,
+        bodyTimeout: 0,
+        headersTimeout: 60_000,
+      });
+      if (r.statusCode !== 200) {
+        this.error(`watch ${r.statusCode} ${await r.body.text()}`);
+        return;
+      }
+      r.body.on('data', (c: Buffer) => w.data(c));
+      r.body.on('error', (e) => {
+        if (!w.closed) this.error(`watch stream: ${String(e)}`);
+      });
+      this.watchers.push(w);
+      this.aborts.push(ac);
+    };
+    // Open in waves: a thousand simultaneous TLS handshakes only measure the handshake queue.
+    const wave = 25;
+    for (let i = 0; i < t.watchers; i += wave) {
+      await Promise.all(
+        Array.from({ length: Math.min(wave, t.watchers - i) }, () =>
+          openOne().catch((e) => this.error(`watch open: ${String(e)}`)),
+        ),
+      );
+    }
+    return this.watchers.length;
+  }
+
+  async collect(t: WatchCollectTask): Promise<WatchResult> {
+    const deadline = Date.now() + t.timeoutMs;
+    while (Date.now() < deadline && this.watchers.some((w) => w.received < t.expect))
+      await new Promise((r) => setTimeout(r, 20));
+    for (const w of this.watchers) w.closed = true;
+    for (const a of this.aborts) a.abort();
+    await this.p?.destroy().catch(() => {});
+    return {
+      opened: this.watchers.length,
+      received: this.watchers.reduce((s, w) => s + w.received, 0),
+      minPerWatcher: this.watchers.reduce((m, w) => Math.min(m, w.received), Infinity),
+      lat: this.lat.toArray(),
+      errors: this.errors,
+      errorSamples: this.errorSamples,
+    };
+  }
+}

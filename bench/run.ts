@@ -1,0 +1,304 @@
+// `npm run bench` (issue 11): the real apiserver as a separate process, on the
+// embedded store and on a real etcd, driven over TLS by undici from forked load
+// workers. Figures only, never pass/fail: the budget lines say met or missed.
+//
+//   node dist/bench/run.js [--backend embedded|etcd|both] [--only start,create,get,list,watch,memory]
+//                          [--full] [--profile <dir>] [--pods 10000] [--watchers 1000] [--no-record]
+//
+// Every process it starts (apiserver, etcd, bare server, workers) is killed on
+// the way out, on errors and on SIGINT/SIGTERM too.
+import { mkdirSync } from 'node:fs';
+import * as os from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { etcdAvailable, type EtcdServer, startEtcd } from '../apiserver/storage/etcd3/etcd-server';
+import { embeddedWriteCeiling, etcdWriteCeiling, startBareServer } from './lib/ceilings';
+import { CpuMeter, DIST, NoiseMeter, removeDir, startApiserver, tempDir } from './lib/procs';
+import {
+  appendHistory,
+  backendTable,
+  budgetTable,
+  ceilingTable,
+  evaluateBudget,
+  gitInfo,
+  saveResult,
+} from './lib/report';
+import type { BackendResult, LoadRow, RunResult } from './lib/results';
+import {
+  configMapsInstance,
+  type Ctx,
+  type Options,
+  podsInstance,
+  type Scenario,
+  SCENARIOS,
+} from './lib/scenarios';
+import { median, quantile } from './lib/stats';
+import { Api } from './lib/api';
+import { type LoadFigures, splitLoad, Workers } from './lib/workers';
+
+const REPO = resolve(DIST, '..');
+
+/** Size of one pod of bench/lib/objects.ts in a list (with managedFields), for the transfer ceiling. */
+const LIST_JSON_BYTES_PER_POD = 4160;
+const LIST_PB_BYTES_PER_POD = 2720;
+
+const LEGEND =
+  'other load: cores that processes outside the benchmark (other builds, tests) used during the measurement,\n' +
+  'from /proc/stat minus our processes. Above ~0.2 on a 2-core machine the row is not comparable.';
+
+const USAGE = `usage: node dist/bench/run.js [options]
+  --backend embedded|etcd|both   backends to run (default both)
+  --only a,b,...                 subset of ${SCENARIOS.join(',')} (default all)
+  --full                         also store 100,000 pods (memory and restart at 100k)
+  --profile <dir>                run the apiserver under --cpu-prof, one profile per scenario
+  --pods <n>                     pods for list/memory (default 10000)
+  --starts <n>                   cold starts (default 5)
+  --watchers <n>                 watchers (default 1000)
+  --watch-seconds <s>            update phase length (default 10)
+  --update-rate <n>              updates per second (default 100)
+  --client-procs <n>             load worker processes for 16+ clients (default 2)
+  --watch-procs <n>              worker processes holding the watchers (default 4)
+  --no-watch-h2                  skip the extra fan-out run with the watches as h2 streams
+  --idle-wait <s>                wait before reading idle RSS (default 10)
+  --no-record                    do not write bench/results/ nor docs/performance.md`;
+
+function options(): Options {
+  const { values } = parseArgs({
+    options: {
+      backend: { type: 'string', default: 'both' },
+      only: { type: 'string' },
+      full: { type: 'boolean', default: false },
+      profile: { type: 'string' },
+      pods: { type: 'string', default: '10000' },
+      starts: { type: 'string', default: '5' },
+      watchers: { type: 'string', default: '1000' },
+      'watch-seconds': { type: 'string', default: '10' },
+      'update-rate': { type: 'string', default: '100' },
+      'client-procs': { type: 'string', default: '2' },
+      'watch-procs': { type: 'string', default: '4' },
+      'no-watch-h2': { type: 'boolean', default: false },
+      'idle-wait': { type: 'string', default: '10' },
+      'no-record': { type: 'boolean', default: false },
+      help: { type: 'boolean', default: false },
+    },
+    allowPositionals: false,
+  });
+  if (values.help) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  const b = values.backend;
+  if (b !== 'embedded' && b !== 'etcd' && b !== 'both') throw new Error(`--backend: ${b}\n${USAGE}`);
+  const only = new Set<Scenario>();
+  for (const s of (values.only ?? SCENARIOS.join(',')).split(',').map((x) => x.trim())) {
+    if (!SCENARIOS.includes(s as Scenario)) throw new Error(`--only: unknown scenario ${s}\n${USAGE}`);
+    only.add(s as Scenario);
+  }
+  const int = (name: string, v: string, min = 1) => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < min) throw new Error(`--${name}: ${v}`);
+    return n;
+  };
+  return {
+    backends: b === 'both' ? ['embedded', 'etcd'] : [b],
+    only,
+    full: values.full,
+    pods: int('pods', values.pods),
+    starts: int('starts', values.starts),
+    watchers: int('watchers', values.watchers),
+    watchSeconds: Number(values['watch-seconds']),
+    updateRate: Number(values['update-rate']),
+    clientProcs: int('client-procs', values['client-procs']),
+    watchProcs: int('watch-procs', values['watch-procs']),
+    watchH2: !values['no-watch-h2'],
+    idleWaitMs: Number(values['idle-wait']) * 1000,
+    profileDir: values.profile ? resolve(values.profile) : undefined,
+    record: !values['no-record'],
+  };
+}
+
+const t0 = Date.now();
+const log = (s: string) => console.error(`[${((Date.now() - t0) / 1000).toFixed(0).padStart(4)} s] ${s}`);
+
+function row(f: LoadFigures): LoadRow {
+  return {
+    concurrency: f.concurrency,
+    rate: f.rate,
+    p50: quantile(f.lat, 0.5),
+    p99: quantile(f.lat, 0.99),
+    errors: f.errors,
+  };
+}
+
+async function main(): Promise<void> {
+  const opts = options();
+  const { commit, dirty } = gitInfo(REPO);
+  const run: RunResult = {
+    date: new Date().toISOString().slice(0, 10),
+    commit,
+    dirty,
+    machine: {
+      cpus: os.cpus().length,
+      model: os.cpus()[0]?.model ?? '?',
+      memoryBytes: os.totalmem(),
+      node: process.version,
+      platform: `${os.platform()} ${os.release()}`,
+      loadavgAtStart: os.loadavg(),
+    },
+    options: { ...opts, only: [...opts.only] },
+    ceilings: {},
+    backends: [],
+    budget: [],
+    durationS: 0,
+  };
+  console.log(
+    `tkube bench: ${commit}${dirty ? ' (uncommitted changes)' : ''}, ${run.machine.cpus} cpus (${run.machine.model}), ` +
+      `${(run.machine.memoryBytes / 2 ** 30).toFixed(0)} GiB, node ${process.version}, load ${run.machine.loadavgAtStart.map((x) => x.toFixed(2)).join(' ')}`,
+  );
+  const root = tempDir('bench');
+  const certDir = join(root, 'certs');
+  const workers = new Workers(Math.max(2, opts.clientProcs));
+  try {
+    // The first start generates the CA, serving and admin certificates every later process shares.
+    const first = await startApiserver({ dir: root, dataDir: join(root, 'first'), certDir, label: 'first' });
+    run.ceilings.firstStartWithCertsMs = first.readyMs;
+    const creds = { ca: first.target.ca, cert: first.target.cert, key: first.target.key };
+    await first.stop();
+    removeDir(join(root, 'first'));
+    log(`first start (generates certificates): ${first.readyMs.toFixed(0)} ms`);
+
+    if (opts.only.has('create')) {
+      const noise = new NoiseMeter();
+      run.ceilings.embeddedWrites = await embeddedWriteCeiling();
+      run.ceilings.embeddedWritesOther = noise.read();
+      log(`raw embedded store: ${run.ceilings.embeddedWrites.toFixed(0)} creates/s`);
+    }
+    if (opts.only.has('get') || opts.only.has('list')) {
+      const bare = await startBareServer(certDir, creds);
+      try {
+        const go = async (h2: boolean): Promise<LoadRow> => {
+          const noise = new NoiseMeter();
+          const cpu = new CpuMeter([bare.pid, ...workers.pids]);
+          const f = await splitLoad(workers, opts.clientProcs, {
+            kind: 'load',
+            target: bare.target,
+            h2,
+            op: { type: 'get', path: '/bench' },
+            concurrency: 64,
+            warmupMs: 1000,
+            durationMs: 6000,
+          });
+          const c = cpu.read();
+          return {
+            ...row(f),
+            other: noise.read(),
+            apiserverCpu: c.cores[0],
+            clientCpu: c.cores.slice(1).reduce((x, y) => x + y, 0),
+          };
+        };
+        if (opts.only.has('get')) {
+          run.ceilings.bareGetH1 = await go(false);
+          run.ceilings.bareGetH2 = await go(true);
+          log(
+            `bare server GET: ${run.ceilings.bareGetH1.rate.toFixed(0)}/s (h2 ${run.ceilings.bareGetH2.rate.toFixed(0)}/s)`,
+          );
+        }
+        if (opts.only.has('list')) {
+          // One body the size of the pod list (JSON, Protobuf), timed like the lists are.
+          const api = new Api(bare.target, 1);
+          const transfer: NonNullable<RunResult['ceilings']['bareTransfer']> = [];
+          for (const [format, perPod] of [
+            ['json', LIST_JSON_BYTES_PER_POD],
+            ['protobuf', LIST_PB_BYTES_PER_POD],
+          ] as const) {
+            const bytes = opts.pods * perPod;
+            await api.call('GET', `/size/${bytes}`);
+            const times: number[] = [];
+            for (let i = 0; i < 5; i++) times.push((await api.call('GET', `/size/${bytes}`)).ms);
+            transfer.push({ format, bytes, medianMs: median(times) });
+          }
+          await api.close();
+          run.ceilings.bareTransfer = transfer;
+          log(
+            `bare TLS transfer: ${transfer.map((t) => `${(t.bytes / 1e6).toFixed(1)} MB in ${t.medianMs.toFixed(0)} ms`).join(', ')}`,
+          );
+        }
+      } finally {
+        await bare.stop();
+      }
+    }
+
+    for (const backend of opts.backends) {
+      const result: BackendResult = { backend, notes: [] };
+      run.backends.push(result);
+      if (backend === 'etcd' && !etcdAvailable()) {
+        result.notes.push('etcd is not installed (apt-get install etcd-server, or set ETCD_BIN): skipped');
+        log(result.notes[0]);
+        continue;
+      }
+      const broot = join(root, backend);
+      mkdirSync(broot);
+      let etcd: EtcdServer | undefined;
+      try {
+        if (backend === 'etcd') {
+          etcd = await startEtcd();
+          log(`etcd ${etcd.endpoint} (pid ${etcd.pid})`);
+        }
+        const ctx: Ctx = {
+          opts,
+          backend,
+          root: broot,
+          certDir,
+          etcd,
+          workers,
+          result,
+          log: (s) => log(`${backend}: ${s}`),
+        };
+        if (opts.only.has('create')) {
+          if (etcd) {
+            const noise = new NoiseMeter([etcd.pid]);
+            result.storeCeiling = await etcdWriteCeiling(etcd.endpoint);
+            result.storeCeilingOther = noise.read();
+          } else result.storeCeiling = run.ceilings.embeddedWrites;
+        }
+        if (['start', 'create', 'get', 'watch'].some((s) => opts.only.has(s as Scenario)))
+          await configMapsInstance(ctx);
+        if (['start', 'list', 'memory'].some((s) => opts.only.has(s as Scenario))) await podsInstance(ctx);
+      } catch (err) {
+        result.notes.push(`failed: ${String((err as Error)?.stack ?? err)}`);
+        log(`${backend} failed: ${String((err as Error)?.stack ?? err)}`);
+      } finally {
+        await etcd?.stop();
+        removeDir(broot);
+      }
+      log(`${backend} done`);
+    }
+
+    run.budget = evaluateBudget(run);
+    run.durationS = (Date.now() - t0) / 1000;
+    console.log(`\nceilings measured in this run\n${ceilingTable(run)}\n`);
+    for (const b of run.backends) {
+      console.log(`\n${b.backend} backend\n${backendTable(b, run)}`);
+      for (const n of b.notes) console.log(`note: ${n.length > 600 ? `${n.slice(0, 600)}...` : n}`);
+    }
+    console.log(`\n${LEGEND}`);
+    console.log(`\nbudget (reporting only)\n${budgetTable(run.budget)}\n`);
+    for (const b of run.backends)
+      for (const p of b.profiles ?? [])
+        console.log(`profile: ${p}  (node dist/bench/profile-summary.js ${p})`);
+    if (opts.record) {
+      const file = saveResult(REPO, run);
+      appendHistory(REPO, run, file);
+      console.log(`saved ${file}; history line appended to docs/performance.md`);
+    }
+    console.log(`took ${run.durationS.toFixed(0)} s`);
+  } finally {
+    await workers.close();
+    removeDir(root);
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exitCode = 1;
+});
