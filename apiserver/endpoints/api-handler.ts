@@ -49,7 +49,7 @@ export class ResourceHandler {
     info: RequestInfo,
     query: URLSearchParams,
     user: UserInfo,
-    signal?: AbortSignal,
+    abort?: { readonly signal: AbortSignal },
     auditAnnotations: Record<string, string> = {},
   ): Scope {
     const served = this.registry.lookup(info.apiGroup, info.apiVersion, info.resource);
@@ -100,7 +100,9 @@ export class ResourceHandler {
       warnings: [],
       auditAnnotations,
       now: () => new Date(),
-      signal,
+      get signal() {
+        return abort?.signal;
+      },
     };
     if (served.deprecation) {
       ctx.warnings.push(served.deprecation.warning);

@@ -38,3 +38,16 @@ export function systemContext(namespace = '', fieldManager = 'kube-apiserver'): 
     now: () => new Date(),
   };
 }
+
+/**
+ * A write that lost a race is computed again from a fresh read, as kube's
+ * GuaranteedUpdate does, until the request ends (timeout or client gone); the
+ * bound is for internal writers, which have no deadline. Conditional writes do
+ * not loop: their resourceVersion precondition answers 409 at once.
+ */
+const MAX_ATTEMPTS = 1000;
+
+/** Whether a write that lost a race should try again. */
+export function retryAfterConflict(ctx: RequestContext, attempt: number): boolean {
+  return attempt + 1 < MAX_ATTEMPTS && !ctx.signal?.aborted;
+}

@@ -97,12 +97,17 @@ export class StoreReader {
 
   /**
    * True when the cache is loaded and holds every write acknowledged so far, so a
-   * consistent read (no resourceVersion) can be served from it. Reads never start
-   * the cache: lists and watches do.
+   * consistent read (no resourceVersion) can be served from it. A cache not loaded
+   * yet starts loading in the background; until it is, reads go to the store.
    */
   private async cacheIsCurrent(): Promise<boolean> {
     const cacher = this.cacher;
-    return !!cacher && cacher.isReady && (await cacher.sync(CONSISTENT_CACHE_WAIT_MS));
+    if (!cacher) return false;
+    if (!cacher.isReady) {
+      void cacher.ready();
+      return false;
+    }
+    return cacher.sync(CONSISTENT_CACHE_WAIT_MS);
   }
 
   private mapStorageError(err: unknown, rv?: number): never {

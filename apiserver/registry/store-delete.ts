@@ -8,7 +8,7 @@
 import type { KeyValue, PutOptions } from '../storage/interface';
 import { isStorageError } from '../storage/errors';
 import { conflict, internalError, notFound, StatusError, type GroupResource } from '../../shared/api/status';
-import type { RequestContext } from './context';
+import { retryAfterConflict, type RequestContext } from './context';
 import { clone, jsonEqual, rfc3339 } from './meta';
 import type { ListResult } from './reads';
 import type { StoreOptions, WriteHooks } from './store';
@@ -27,8 +27,6 @@ const GC_FINALIZERS = ['orphan', 'foregroundDeletion'];
 export interface DeleteAccess {
   gr: GroupResource;
   opts: Pick<StoreOptions, 'storage' | 'strategy' | 'enableGarbageCollector' | 'deleteCollectionWorkers'>;
-  /** Writes that lose a race are retried this often before the request answers 409. */
-  maxAttempts: number;
   key(namespace: string, name: string): string;
   decode(kv: KeyValue): any;
   encode(obj: any, key: string): Buffer;
@@ -52,7 +50,7 @@ export class StoreDeleter {
     const { storage, strategy } = this.s.opts;
     const gr = this.s.gr;
     const key = this.s.key(ctx.namespace, name);
-    for (let attempt = 0; attempt < this.s.maxAttempts; attempt++) {
+    for (let attempt = 0; ; attempt++) {
       const kv = (await storage.get(key)).kv;
       if (!kv) throw notFound(gr, name);
       const obj = this.s.decode(kv);
@@ -90,12 +88,14 @@ export class StoreDeleter {
         next.metadata.resourceVersion = String(written.modRevision);
         return { obj: next, deleted: false };
       } catch (err) {
-        if (isStorageError(err, 'Conflict')) continue;
+        if (isStorageError(err, 'Conflict')) {
+          if (retryAfterConflict(ctx, attempt)) continue;
+          throw conflict(gr, name);
+        }
         if (isStorageError(err, 'KeyNotFound')) throw notFound(gr, name);
         throw err;
       }
     }
-    throw conflict(gr, name);
   }
 
   /** The object to write for a delete request, or null to remove it now. */

@@ -17,7 +17,7 @@ import {
   type GroupResource,
 } from '../../shared/api/status';
 import { required, type FieldError } from '../../shared/api/field-errors';
-import type { RequestContext } from './context';
+import { retryAfterConflict, type RequestContext } from './context';
 import { clone, generateName, jsonEqual, metaOf, newUID, rfc3339 } from './meta';
 import type { StorageCodec } from './storage-codec';
 import type { Strategy, SubresourceStrategy } from './strategy';
@@ -47,9 +47,6 @@ export interface StoreOptions {
   enableGarbageCollector: boolean;
 }
 
-/** Writes that lose a race are retried this often before the request answers 409. */
-const MAX_ATTEMPTS = 64;
-
 type Outcome =
   | { action: 'create'; obj: any }
   | { action: 'update'; obj: any }
@@ -70,7 +67,6 @@ export class GenericStore {
     this.deleter = new StoreDeleter({
       gr: this.gr,
       opts,
-      maxAttempts: MAX_ATTEMPTS,
       key: (namespace, name) => this.key(namespace, name),
       decode: (kv) => this.decode(kv),
       encode: (obj, key) => this.encode(obj, key),
@@ -217,7 +213,7 @@ export class GenericStore {
   ): Promise<{ obj: any; created: boolean }> {
     const { sub } = opts;
     const key = this.key(ctx.namespace, name);
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    for (let attempt = 0; ; attempt++) {
       const kv = (await this.opts.storage.get(key)).kv;
       const current = kv ? this.decode(kv) : null;
       const out = await this.computeUpdate(ctx, name, current, compute, hooks, sub, opts.allowCreate);
@@ -256,12 +252,13 @@ export class GenericStore {
           isStorageError(err, 'Conflict') ||
           isStorageError(err, 'KeyExists') ||
           isStorageError(err, 'KeyNotFound')
-        )
-          continue;
+        ) {
+          if (retryAfterConflict(ctx, attempt)) continue;
+          throw conflict(this.gr, name);
+        }
         throw err;
       }
     }
-    throw conflict(this.gr, name);
   }
 
   private async computeUpdate(

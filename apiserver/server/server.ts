@@ -18,6 +18,7 @@ import type { APIServerMetrics } from './metrics';
 import { METRICS_CONTENT_TYPE } from '../../shared/metrics/registry';
 import { send, sendJSON, type Req, type Res } from './http';
 import type { ServingTLS } from './tls';
+import { RequestAbort } from './request-abort';
 
 const log = logger('apiserver');
 
@@ -162,7 +163,7 @@ export class APIServer {
     const query = new URLSearchParams(qi < 0 ? '' : rawUrl.slice(qi + 1));
     const method = req.method ?? 'GET';
     let slot: 'readonly' | 'mutating' | null = null;
-    const abort = new AbortController();
+    const abort = new RequestAbort();
     const security = this.o.security;
     let audit: AuditHandle | undefined;
     const started = process.hrtime.bigint();
@@ -201,11 +202,12 @@ export class APIServer {
         this.o.metrics.longRunning.inc(longRunningLabels);
       }
       // Only a client that leaves before the answer aborts the work (an abort builds a costly DOMException).
-      req.on('close', () => {
+      // (The request's own 'close' fires once its body is read: only the response's says the client left.)
+      res.on('close', () => {
         if (!res.writableFinished) abort.abort(CLIENT_GONE);
       });
       const annotations = audit?.annotations ?? {};
-      const work = this.route(req, res, path, query, info, user, abort.signal, annotations);
+      const work = this.route(req, res, path, query, info, user, abort, annotations);
       if (longRunning) await work;
       else await this.withTimeout(res, abort, work, query);
     } catch (err) {
@@ -247,7 +249,7 @@ export class APIServer {
 
   private async withTimeout(
     res: Res,
-    abort: AbortController,
+    abort: RequestAbort,
     work: Promise<void>,
     query: URLSearchParams,
   ): Promise<void> {
@@ -284,11 +286,11 @@ export class APIServer {
     query: URLSearchParams,
     info: RequestInfo,
     user: UserInfo,
-    signal: AbortSignal,
+    abort: RequestAbort,
     auditAnnotations: Record<string, string>,
   ): Promise<void> {
     if (info.isResourceRequest) {
-      const scope = this.o.handler.scope(req, res, info, query, user, signal, auditAnnotations);
+      const scope = this.o.handler.scope(req, res, info, query, user, abort, auditAnnotations);
       try {
         await this.o.handler.serve(scope);
       } catch (err) {
