@@ -9,8 +9,7 @@
 import { invalid as invalidField } from '../../shared/api/field-errors';
 import { badRequest, invalid, internalError } from '../../shared/api/status';
 import { definitionOf, parseAPIVersion } from '../../shared/api/schema';
-import { parse as parseYAML } from 'yaml';
-import { checkYAMLDepth } from '../../shared/codec/yaml-depth';
+import { readYAMLValue } from '../../shared/codec/yaml';
 import { applyJSONPatch } from './json-patch';
 import { isObject, jsonClone, type JSONObject } from './json-util';
 import { mergeInto, parseMergePatch } from './merge-patch';
@@ -85,16 +84,7 @@ export function parseApplyBody(body: string | Uint8Array | unknown): KubeObject 
   }
   if (v === undefined) {
     try {
-      checkYAMLDepth(text);
-      v = parseYAML(text, {
-        version: '1.1',
-        uniqueKeys: false,
-        // Go's YAML decoder leaves timestamps and sexagesimal numbers as strings.
-        customTags: (tags) =>
-          tags.filter(
-            (t) => typeof t === 'string' || (t.tag !== 'tag:yaml.org,2002:timestamp' && t.format !== 'TIME'),
-          ),
-      });
+      v = readYAMLValue(text);
     } catch (e) {
       throw badRequest(`error decoding YAML: ${(e as Error).message}`);
     }

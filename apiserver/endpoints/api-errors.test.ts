@@ -108,6 +108,21 @@ describe('resource API: errors, discovery and health', function () {
     assert.match(y.body.toString(), /^apiVersion: v1\nkind: ConfigMap\n/m);
     const p = await api('GET', `${cms}/named?pretty=true`);
     assert.match(p.body.toString(), /^\{\n {2}"/);
+    // Strings a YAML 1.1 reader would take for another type are quoted, as kube's yaml.v2 output does.
+    await api('POST', cms, {
+      body: {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'yamlish' },
+        data: { flag: 'yes', mode: '0755', s: 'plain' },
+      },
+    });
+    const q = (
+      await api('GET', `${cms}/yamlish`, { headers: { accept: 'application/yaml' } })
+    ).body.toString();
+    assert.match(q, /^ {2}flag: "yes"$/m);
+    assert.match(q, /^ {2}mode: "0755"$/m);
+    assert.match(q, /^ {2}s: plain$/m);
   });
 
   it('answers 404 for unknown resources and 405 for verbs a resource lacks', async () => {

@@ -1,7 +1,6 @@
 // Request bodies to objects: JSON, YAML or Protobuf by Content-Type, checked
 // against the kind the URL expects.
-import YAML from 'yaml';
-import { checkYAMLDepth } from '../../shared/codec/yaml-depth';
+import { readYAMLValue } from '../../shared/codec/yaml';
 import { badRequest, unsupportedMediaType } from '../../shared/api/status';
 import { readBody } from '../server/http';
 import { decodeObject, ProtobufError } from '../../shared/codec/protobuf';
@@ -38,9 +37,7 @@ export function parseBody(mediaType: string, body: Buffer): any {
   }
   if (mediaType === 'application/yaml' || mediaType.endsWith('+yaml')) {
     try {
-      const text = body.toString('utf8');
-      checkYAMLDepth(text);
-      return YAML.parse(text, { uniqueKeys: true, intAsBigInt: false });
+      return readYAMLValue(body.toString('utf8'));
     } catch (err) {
       throw badRequest(`error converting YAML to JSON: ${(err as Error).message}`);
     }

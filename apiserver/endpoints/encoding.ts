@@ -1,7 +1,6 @@
 // Encodes what handlers return in the negotiated representation. Objects the
 // watch cache holds are encoded once per representation (CachedObject memo);
 // lists in JSON are spliced from those cached item encodings.
-import YAML from 'yaml';
 import type { CachedObject } from '../storage/cacher/cached-object';
 import type { WatchItem } from '../storage/cacher/watchers';
 import type { ServedResource } from '../registry/registry';
@@ -12,6 +11,7 @@ import {
   encodeObject as encodeProtobuf,
   wrapEnvelope,
 } from '../../shared/codec/protobuf';
+import { toYAML } from '../../shared/codec/yaml';
 import { encodeWatchFrame } from '../../shared/codec/watch-frame';
 import { toTable, tableWatchEncoder, type IncludeObject } from '../../shared/codec/table';
 import {
@@ -52,7 +52,7 @@ function jsonOf(rep: Representation, obj: unknown): Buffer {
 export function encodeObject(rep: Representation, obj: unknown): Buffer {
   switch (rep.format) {
     case 'yaml':
-      return Buffer.from(YAML.stringify(obj));
+      return Buffer.from(toYAML(obj));
     case 'protobuf':
       return encodeProtobuf(obj);
     default:

@@ -4,7 +4,7 @@
 // fields tkube does not know. How the result meets the command line is
 // config.ts; the file served back on /configz is configz.ts.
 import { readFileSync } from 'node:fs';
-import YAML from 'yaml';
+import { parseConfigYAML } from '../../shared/codec/yaml';
 import { parseDuration } from '../../shared/options/duration';
 
 export const KUBELET_CONFIG_API_VERSION = 'kubelet.config.k8s.io/v1beta1';
@@ -223,7 +223,7 @@ export function parseKubeletConfiguration(file: Record<string, unknown>): {
 export function loadKubeletConfigFile(path: string): Record<string, unknown> {
   let doc: any;
   try {
-    doc = YAML.parse(readFileSync(path, 'utf8')) ?? {};
+    doc = parseConfigYAML(readFileSync(path, 'utf8')) ?? {};
   } catch (err) {
     throw new Error(`failed to load Kubelet config file ${path}, error: ${(err as Error).message}`, {
       cause: err,

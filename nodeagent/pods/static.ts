@@ -4,7 +4,7 @@
 // config annotations, spec.nodeName, a NoExecute toleration (file pods), and
 // the defaults of the API; and the mirror pod that shows it in the API.
 import { createHash } from 'node:crypto';
-import YAML from 'yaml';
+import { parseConfigYAML } from '../../shared/codec/yaml';
 import { applyDefaults } from '../../shared/api/defaults';
 import type { KubeObject } from '../../shared/client/types';
 import { canonical } from '../status/node';
@@ -32,7 +32,7 @@ function podsOf(doc: any, where: string): any[] {
 export function parseManifest(text: string, where: string, allowList: boolean): any[] {
   let doc: any;
   try {
-    doc = YAML.parse(text);
+    doc = parseConfigYAML(text);
   } catch (err) {
     throw new Error(`${where}: ${(err as Error).message}`, { cause: err });
   }

@@ -3,7 +3,7 @@
 // Also the in-cluster configuration from a pod's service-account files.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import YAML from 'yaml';
+import { parseConfigYAML, toYAML } from '../codec/yaml';
 
 /** What a client needs to reach the apiserver. */
 export interface ClientConfig {
@@ -56,7 +56,7 @@ export function buildKubeconfig(i: KubeconfigInput): object {
 
 export function writeKubeconfig(path: string, input: KubeconfigInput): void {
   mkdirSync(dirname(resolve(path)), { recursive: true });
-  writeFileSync(path, YAML.stringify(buildKubeconfig(input)), { mode: 0o600 });
+  writeFileSync(path, toYAML(buildKubeconfig(input)), { mode: 0o600 });
 }
 
 function dataOrFile(data: string | undefined, file: string | undefined, base: string): string | undefined {
@@ -68,7 +68,7 @@ function dataOrFile(data: string | undefined, file: string | undefined, base: st
 /** Reads a kubeconfig file; `context` selects another than the current one. */
 export function loadKubeconfig(path: string, context?: string): ClientConfig {
   const text = readFileSync(path, 'utf8');
-  const cfg = YAML.parse(text) ?? {};
+  const cfg = parseConfigYAML(text) ?? {};
   const base = dirname(resolve(path));
   const ctxName = context ?? cfg['current-context'];
   const ctx = (cfg.contexts ?? []).find((c: any) => c.name === ctxName)?.context;

@@ -107,6 +107,31 @@ function sortKeys(v: unknown): unknown {
   return v;
 }
 
+/**
+ * The value of the first document, read the way parseYAML reads (YAML 1.1 scalars,
+ * timestamps as strings, no duplicate-key check); throws a plain Error naming the
+ * line. For request bodies outside the object decoder (apply patches, delete options).
+ */
+export function readYAMLValue(text: string): unknown {
+  checkYAMLDepth(text);
+  const { parseDocument } = yaml();
+  const doc = parseDocument(text, { version: '1.1', uniqueKeys: false, merge: true, customTags: readTags });
+  if (doc.errors.length > 0) throw new Error(doc.errors[0].message.split('\n')[0]);
+  return sortKeys(doc.toJS({ maxAliasCount: 1000 }));
+}
+
+/** Every document of a configuration file (kubeconfig, audit policy, encryption config). */
+export function parseConfigDocuments(text: string): unknown[] {
+  return yaml()
+    .parseAllDocuments(text)
+    .map((d) => d.toJSON() as unknown);
+}
+
+/** The first document of a configuration file; null when empty. */
+export function parseConfigYAML(text: string): any {
+  return yaml().parse(text) ?? null;
+}
+
 // --- output ------------------------------------------------------------------
 
 let ambiguous: RegExp[] | undefined;

@@ -20,7 +20,7 @@ import { basename, dirname, extname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import https from 'node:https';
 import http from 'node:http';
-import { parse as parseYAML } from 'yaml';
+import { parseConfigYAML } from '../../../shared/codec/yaml';
 import { logger } from '../../../shared/log';
 import type { AuditEvent } from './event';
 import { webhookAgent } from '../webhook-client';
@@ -193,7 +193,7 @@ interface WebhookTarget {
 
 /** Reads the kubeconfig of --audit-webhook-config-file: server, CA, client credentials. */
 export function loadWebhookKubeconfig(file: string): WebhookTarget {
-  const cfg: any = parseYAML(readFileSync(file, 'utf8'));
+  const cfg: any = parseConfigYAML(readFileSync(file, 'utf8'));
   const ctxName = cfg?.['current-context'];
   const ctx =
     (cfg?.contexts ?? []).find((c: any) => c.name === ctxName)?.context ?? cfg?.contexts?.[0]?.context;

@@ -2,7 +2,7 @@
 // rule that matches a request decides its level, the stages left out and
 // whether managedFields are dropped from logged objects.
 import { readFileSync } from 'node:fs';
-import { parseAllDocuments } from 'yaml';
+import { parseConfigDocuments } from '../../../shared/codec/yaml';
 import type { UserInfo } from '../../registry/context';
 import type { RequestInfo } from '../../endpoints/request-info';
 
@@ -45,7 +45,7 @@ export interface Decision {
 /** Reads and validates a policy file (YAML or JSON); throws with the reason. */
 export function loadPolicy(file: string): Policy {
   const text = readFileSync(file, 'utf8');
-  const docs = parseAllDocuments(text).map((d) => d.toJSON());
+  const docs: any[] = parseConfigDocuments(text);
   const doc = docs.find((d) => d && typeof d === 'object');
   if (!doc) throw new Error(`failed to read audit policy file "${file}": empty file`);
   const p = validatePolicy(doc, file);

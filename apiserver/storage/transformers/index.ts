@@ -7,7 +7,7 @@
 // k8s:enc:<provider>:v1:<keyname>:.
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { parse as parseYAML } from 'yaml';
+import { parseConfigYAML } from '../../../shared/codec/yaml';
 import { secretboxOpen, secretboxSeal } from './secretbox';
 
 /** Transforms stored values (encrypts on the way in, decrypts on the way out). */
@@ -192,7 +192,7 @@ export interface EncryptionConfig {
 }
 
 export function parseEncryptionConfig(text: string, file = ''): EncryptionConfig {
-  const doc: any = parseYAML(text);
+  const doc: any = parseConfigYAML(text);
   const where = file ? ` "${file}"` : '';
   if (
     doc?.kind !== 'EncryptionConfiguration' ||
