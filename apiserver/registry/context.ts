@@ -24,6 +24,11 @@ export interface RequestContext {
   now(): Date;
   /** Aborted when the client goes away or the request times out. */
   signal?: AbortSignal;
+  /**
+   * The apiserver writes an object it built itself (bootstrap policy, allocator
+   * records ...): the schema's type check is skipped, semantic validation runs.
+   */
+  internal?: boolean;
 }
 
 export function systemContext(namespace = '', fieldManager = 'kube-apiserver'): RequestContext {
@@ -36,6 +41,7 @@ export function systemContext(namespace = '', fieldManager = 'kube-apiserver'): 
     warnings: [],
     auditAnnotations: {},
     now: () => new Date(),
+    internal: true,
   };
 }
 

@@ -24,8 +24,9 @@ export interface StoreResource {
  */
 export interface SchemaHooks {
   applyDefaults(obj: any): void;
-  validate(obj: any): FieldError[];
-  validateUpdate(obj: any, old: any): FieldError[];
+  /** internal: the apiserver built the object (see RequestContext.internal). */
+  validate(obj: any, internal?: boolean): FieldError[];
+  validateUpdate(obj: any, old: any, internal?: boolean): FieldError[];
   validateStatusUpdate?(obj: any, old: any): FieldError[];
 }
 

@@ -156,7 +156,10 @@ export class GenericStore {
     this.opts.schema.applyDefaults(obj);
     await this.opts.strategy.authorizeWrite?.(obj, null, ctx);
     if (hooks.mutate) obj = await hooks.mutate(obj, null);
-    const errs = [...this.opts.schema.validate(obj), ...(this.opts.strategy.validate?.(obj, ctx) ?? [])];
+    const errs = [
+      ...this.opts.schema.validate(obj, ctx.internal),
+      ...(this.opts.strategy.validate?.(obj, ctx) ?? []),
+    ];
     if (errs.length) this.fail(obj.metadata?.name ?? '', errs);
     await hooks.validate?.(obj, null);
     return obj;
@@ -338,7 +341,7 @@ export class GenericStore {
         ? []
         : sub?.statusOnly && schema.validateStatusUpdate
           ? schema.validateStatusUpdate(obj, old)
-          : schema.validateUpdate(obj, old)),
+          : schema.validateUpdate(obj, old, ctx.internal)),
       ...(sub
         ? (sub.validate?.(obj, old, ctx) ?? [])
         : (this.opts.strategy.validateUpdate?.(obj, old, ctx) ?? [])),

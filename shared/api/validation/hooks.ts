@@ -9,8 +9,13 @@ import { validateObject, validateObjectUpdate } from './index';
 
 export interface WriteSchemaHooks {
   applyDefaults(obj: Record<string, unknown>): void;
-  validate(obj: Record<string, unknown>): FieldError[];
-  validateUpdate(obj: Record<string, unknown>, old: Record<string, unknown>): FieldError[];
+  /** internal: an object the apiserver built; the schema's type check is skipped. */
+  validate(obj: Record<string, unknown>, internal?: boolean): FieldError[];
+  validateUpdate(
+    obj: Record<string, unknown>,
+    old: Record<string, unknown>,
+    internal?: boolean,
+  ): FieldError[];
 }
 
 export function schemaHooks(definition: string | undefined): WriteSchemaHooks {
@@ -18,7 +23,7 @@ export function schemaHooks(definition: string | undefined): WriteSchemaHooks {
   if (!gvk) return { applyDefaults: () => {}, validate: () => [], validateUpdate: () => [] };
   return {
     applyDefaults: (obj) => void applyDefaults(obj, gvk),
-    validate: (obj) => validateObject(obj, { gvk }),
-    validateUpdate: (obj, old) => validateObjectUpdate(obj, old, { gvk }),
+    validate: (obj, internal) => validateObject(obj, { gvk, schema: !internal }),
+    validateUpdate: (obj, old, internal) => validateObjectUpdate(obj, old, { gvk, schema: !internal }),
   };
 }

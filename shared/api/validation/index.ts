@@ -62,6 +62,8 @@ function merge(semantic: FieldError[], schema: FieldError[]): FieldError[] {
 export interface ValidateOptions {
   /** Group/version/kind when the object does not carry apiVersion/kind. */
   gvk?: GroupVersionKind;
+  /** false skips the schema's type and enum check (objects the apiserver built itself). */
+  schema?: boolean;
 }
 
 /** Validation of a new object (create), after defaulting. Empty list: valid. */
@@ -78,7 +80,7 @@ export function validateObject(obj: Obj, opts: ValidateOptions = {}): FieldError
     errs.push(...validateKubeFinalizers(asObj(obj.metadata)?.finalizers, 'metadata.finalizers'));
   }
   if (rules?.validate) errs.push(...rules.validate(obj, ctx));
-  return merge(errs, schemaErrors(obj, gvk));
+  return opts.schema === false ? errs : merge(errs, schemaErrors(obj, gvk));
 }
 
 /** Validation of an update (PUT, PATCH result) against the stored object. */
@@ -92,7 +94,7 @@ export function validateObjectUpdate(obj: Obj, old: Obj, opts: ValidateOptions =
   }
   if (rules?.validate && !rules.updateOnly) errs.push(...rules.validate(obj, gvk));
   if (rules?.validateUpdate) errs.push(...rules.validateUpdate(obj, old, gvk));
-  return merge(errs, schemaErrors(obj, gvk));
+  return opts.schema === false ? errs : merge(errs, schemaErrors(obj, gvk));
 }
 
 /** Validation of a status subresource update: metadata rules and the schema only. */

@@ -393,3 +393,23 @@ describe('virtual kinds', () => {
     );
   });
 });
+
+describe('objects the apiserver builds itself', () => {
+  it('skip the schema type check and keep the semantic rules', () => {
+    // restartPolicy's enum is a schema rule; the container name is a semantic one.
+    const bad = applyDefaults(
+      structuredClone(pod({ restartPolicy: 'Sometimes', containers: [ctr({ name: 'Bad_Name' })] })),
+    );
+    const full = validateObject(bad).map(fieldErrorMessage);
+    assert.ok(
+      full.some((m) => m.startsWith('spec.restartPolicy: Unsupported value')),
+      full.join('\n'),
+    );
+    const internal = validateObject(bad, { schema: false }).map(fieldErrorMessage);
+    assert.ok(!internal.some((m) => m.startsWith('spec.restartPolicy')), internal.join('\n'));
+    assert.ok(
+      internal.some((m) => m.startsWith('spec.containers[0].name: Invalid value')),
+      internal.join('\n'),
+    );
+  });
+});
