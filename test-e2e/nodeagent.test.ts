@@ -258,6 +258,14 @@ describe('nodeagent: a node agent against a real apiserver', function () {
     // Through the apiserver: nodes/<name>/proxy.
     const proxied = await client.rest.raw({ method: 'GET', path: `/api/v1/nodes/${node}/proxy/healthz` });
     assert.equal(proxied.body.toString(), 'ok');
+    // A request with a body is streamed upstream and its answer comes back whole.
+    const posted = await client.rest.raw({
+      method: 'POST',
+      path: `/api/v1/nodes/${node}/proxy/healthz`,
+      rawBody: Buffer.from('x'.repeat(100_000)),
+      contentType: 'text/plain',
+    });
+    assert.equal(posted.body.toString(), 'ok');
   });
 
   it('runs a pod bound to the node: Running with an address, statuses and conditions', async () => {

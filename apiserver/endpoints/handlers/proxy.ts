@@ -1,6 +1,7 @@
 // Connect subresources (pods/log, pods/exec, nodes/proxy ...): the registry
 // says where the request goes; this streams it there and the answer back.
 import { StatusError } from '../../../shared/api/status';
+import { readBody } from '../../server/http';
 import type { Scope } from '../scope';
 import type { ServerResponse } from 'node:http';
 
@@ -28,15 +29,21 @@ export async function handleProxy(s: Scope): Promise<void> {
     bodyTimeout: 0,
   });
   const ac = new AbortController();
-  s.req.on('close', () => ac.abort());
+  // Only the response's close says the client left (the request's fires once its body is read).
+  s.res.on('close', () => {
+    if (!s.res.writableFinished) ac.abort();
+  });
   try {
     const method = s.req.method ?? 'GET';
     const hasBody = method !== 'GET' && method !== 'HEAD';
+    // Read whole before forwarding: an upstream that answers early would leave part of the
+    // body unread on the client's connection, which then stalls its next keep-alive request.
+    const body = hasBody ? await readBody(s.req, s.maxBodyBytes) : undefined;
     const upstream = await request(loc.url, {
       method: method as any,
       dispatcher,
       signal: ac.signal,
-      body: hasBody ? (s.req as any) : undefined,
+      body,
       headers: {
         accept: String(s.req.headers.accept ?? '*/*'),
         ...(hasBody ? { 'content-type': String(s.req.headers['content-type'] ?? '') } : {}),

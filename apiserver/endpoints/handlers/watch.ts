@@ -61,7 +61,7 @@ export async function serveWatch(
   const bookmarkTimer = bookmarks
     ? setInterval(() => stream.bookmark(), BOOKMARK_INTERVAL_MS * (0.9 + Math.random() * 0.2))
     : undefined;
-  s.req.on('close', end);
+  // The response's close says the client left (the request's fires once its body is read).
   res.on('close', end);
   activeWatches++;
   try {
