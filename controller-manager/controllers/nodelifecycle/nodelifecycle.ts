@@ -13,23 +13,17 @@
 //   lose it; the taint eviction controller then evicts intolerant pods;
 // - conditions map to NoSchedule taints (not-ready, unreachable, pressure,
 //   unschedulable) on every node change.
+//
+// This file runs the passes and tracks zones; node-health.ts judges each node
+// and tainting.ts puts the taints on.
 import type { ControllerContext, ControllerDescriptor, EventRecorderLike } from '../../controller';
-import { isNotFound, type KubeObject } from '../../../shared/client';
+import type { KubeObject } from '../../../shared/client';
 import { runWorkers, type SharedIndexInformer } from '../../../shared/informers';
-import { cachesSynced, every, getCondition, go, queueFor, type Condition } from '../../app/controller-util';
-import { parseTime, rfc3339 } from '../util/base';
-import { RateLimitedTimedQueue } from './rate-limited-queue';
-import {
-  CONDITION_TAINTS,
-  CONDITION_TAINT_KEYS,
-  NOT_READY_NO_EXECUTE,
-  UNREACHABLE_NO_EXECUTE,
-  swapNodeTaints,
-  taintExists,
-  zoneKey,
-} from './taints';
-import { TAINT_UNSCHEDULABLE, matchTaint, type Taint } from '../../../shared/api/taints';
+import { cachesSynced, every, go, queueFor, type Condition } from '../../app/controller-util';
 import { NODE_LEASE_NAMESPACE } from '../../../shared/api/nodes';
+import { NodeHealthTracker, markPodsNotReady } from './node-health';
+import { NodeTainter } from './tainting';
+import { zoneKey } from './taints';
 
 export const NODE_NAME_INDEX = 'spec.nodeName';
 export const podsByNode = {
@@ -42,14 +36,6 @@ const TAINTING_PERIOD_MS = 100;
 const NODE_UPDATE_WORKERS = 8;
 
 type ZoneState = 'Initial' | 'Normal' | 'FullDisruption' | 'PartialDisruption';
-
-interface NodeHealth {
-  /** The Ready condition last seen. */
-  ready?: Condition;
-  probeTimestamp: number;
-  readyTransitionTimestamp: number;
-  leaseRenewTime?: number;
-}
 
 export interface NodeLifecycleOptions {
   monitorPeriodMs: number;
@@ -77,10 +63,10 @@ export class NodeLifecycleController {
   private readonly nodes: SharedIndexInformer;
   private readonly pods: SharedIndexInformer;
   private readonly leases: SharedIndexInformer;
-  private readonly health = new Map<string, NodeHealth>();
+  private readonly health: NodeHealthTracker;
   private readonly known = new Map<string, KubeObject>();
   private readonly zoneStates = new Map<string, ZoneState>();
-  private readonly tainters = new Map<string, RateLimitedTimedQueue>();
+  private readonly taints: NodeTainter;
   private readonly nodesToRetry = new Set<string>();
   private readonly recorder: EventRecorderLike;
   private readonly nodeUpdates;
@@ -94,6 +80,8 @@ export class NodeLifecycleController {
     this.leases = ctx.informers.forResource('leases.coordination.k8s.io', {
       namespace: NODE_LEASE_NAMESPACE,
     });
+    this.health = new NodeHealthTracker(ctx, this.leases, o);
+    this.taints = new NodeTainter(ctx, this.nodes, o);
     this.recorder = ctx.recorder('node-controller');
     this.nodeUpdates = queueFor<string>(ctx, 'node_lifecycle_controller');
     this.nodes.addEventHandler({
@@ -111,12 +99,14 @@ export class NodeLifecycleController {
       if (!(await cachesSynced(this.ctx, 'taint', this.leases, this.nodes, this.pods))) return;
       this.ctx.log.info('Starting node controller');
       go(this.ctx, 'node taint workers', () =>
-        runWorkers(this.nodeUpdates, (name) => this.doNoScheduleTaintingPass(name), {
+        runWorkers(this.nodeUpdates, (name) => this.taints.doNoScheduleTaintingPass(name), {
           workers: NODE_UPDATE_WORKERS,
           signal: this.ctx.signal,
         }),
       );
-      every(this.ctx, TAINTING_PERIOD_MS, 'NoExecute tainting pass', () => this.doNoExecuteTaintingPass());
+      every(this.ctx, TAINTING_PERIOD_MS, 'NoExecute tainting pass', () =>
+        this.taints.doNoExecuteTaintingPass(),
+      );
       every(this.ctx, this.o.monitorPeriodMs, 'monitor node health', () => this.monitorNodeHealth());
     });
   }
@@ -131,292 +121,7 @@ export class NodeLifecycleController {
     );
   }
 
-  // ---- NoSchedule taints from conditions ----------------------------------
-
-  async doNoScheduleTaintingPass(name: string): Promise<void> {
-    const node = this.nodes.lister().get(name);
-    if (!node) return;
-    const want: Taint[] = [];
-    for (const c of (node.status?.conditions ?? []) as Condition[]) {
-      const key = CONDITION_TAINTS[c.type]?.[c.status];
-      if (key) want.push({ key, effect: 'NoSchedule' });
-    }
-    if (node.spec?.unschedulable) want.push({ key: TAINT_UNSCHEDULABLE, effect: 'NoSchedule' });
-    const have = ((node.spec?.taints ?? []) as Taint[]).filter(
-      (t) => t.effect === 'NoSchedule' && (t.key === TAINT_UNSCHEDULABLE || CONDITION_TAINT_KEYS.has(t.key)),
-    );
-    const add = want.filter((t) => !have.some((h) => matchTaint(h, t)));
-    const del = have.filter((h) => !want.some((t) => matchTaint(h, t)));
-    if (!add.length && !del.length) return;
-    if (!(await swapNodeTaints(this.ctx.client, node, add, del, this.now(), this.ctx.signal)))
-      throw new Error(`failed to swap taints of node ${name}`);
-  }
-
-  // ---- NoExecute taints, rate limited per zone ----------------------------
-
-  private tainter(zone: string): RateLimitedTimedQueue {
-    let q = this.tainters.get(zone);
-    if (!q) {
-      q = new RateLimitedTimedQueue(this.o.evictionRate, () => this.now());
-      this.tainters.set(zone, q);
-    }
-    return q;
-  }
-
-  async doNoExecuteTaintingPass(): Promise<void> {
-    for (const [zone, q] of this.tainters) {
-      await q.tryEach(async (v) => {
-        const node = this.nodes.lister().get(v.value);
-        if (!node) return [true];
-        const ready = getCondition<Condition>(node.status?.conditions, 'Ready');
-        if (!ready) return [false, 50];
-        let add: Taint;
-        let opposite: Taint;
-        if (ready.status === 'False') [add, opposite] = [NOT_READY_NO_EXECUTE, UNREACHABLE_NO_EXECUTE];
-        else if (ready.status === 'Unknown') [add, opposite] = [UNREACHABLE_NO_EXECUTE, NOT_READY_NO_EXECUTE];
-        else return [true];
-        const ok = await swapNodeTaints(
-          this.ctx.client,
-          node,
-          [add],
-          [opposite],
-          this.now(),
-          this.ctx.signal,
-        );
-        if (ok) this.ctx.log.v(2)?.info('tainted node', { node: v.value, taint: add.key, zone });
-        return [ok, 0];
-      });
-    }
-  }
-
-  private markNodeForTainting(node: KubeObject, status: 'False' | 'Unknown'): boolean {
-    const q = this.tainter(zoneKey(node));
-    const taints = node.spec?.taints as Taint[] | undefined;
-    if (status === 'False' && !taintExists(taints, NOT_READY_NO_EXECUTE)) q.remove(node.metadata.name!);
-    if (status === 'Unknown' && !taintExists(taints, UNREACHABLE_NO_EXECUTE)) q.remove(node.metadata.name!);
-    return q.add(node.metadata.name!, node.metadata.uid ?? '');
-  }
-
-  /** Removes both NoExecute taints and any queued tainting; true when taints were removed. */
-  private async markNodeAsReachable(node: KubeObject): Promise<boolean> {
-    const taints = node.spec?.taints as Taint[] | undefined;
-    const had = taintExists(taints, UNREACHABLE_NO_EXECUTE) || taintExists(taints, NOT_READY_NO_EXECUTE);
-    if (had) {
-      const ok = await swapNodeTaints(
-        this.ctx.client,
-        node,
-        [],
-        [UNREACHABLE_NO_EXECUTE, NOT_READY_NO_EXECUTE],
-        this.now(),
-        this.ctx.signal,
-      );
-      if (!ok) throw new Error(`failed to remove taints from node ${node.metadata.name}`);
-    }
-    this.tainter(zoneKey(node)).remove(node.metadata.name!);
-    return had;
-  }
-
-  private async processTaintBaseEviction(node: KubeObject, observed: Condition): Promise<void> {
-    const taints = node.spec?.taints as Taint[] | undefined;
-    switch (observed.status) {
-      case 'False':
-        if (taintExists(taints, UNREACHABLE_NO_EXECUTE)) {
-          if (
-            !(await swapNodeTaints(
-              this.ctx.client,
-              node,
-              [NOT_READY_NO_EXECUTE],
-              [UNREACHABLE_NO_EXECUTE],
-              this.now(),
-              this.ctx.signal,
-            ))
-          )
-            this.ctx.log.error(
-              'Failed to instantly swap UnreachableTaint to NotReadyTaint. Will try again in the next cycle',
-            );
-        } else if (this.markNodeForTainting(node, 'False')) {
-          this.ctx.log
-            .v(2)
-            ?.info('Node is NotReady. Adding it to the Taint queue', { node: node.metadata.name });
-        }
-        break;
-      case 'Unknown':
-        if (taintExists(taints, NOT_READY_NO_EXECUTE)) {
-          if (
-            !(await swapNodeTaints(
-              this.ctx.client,
-              node,
-              [UNREACHABLE_NO_EXECUTE],
-              [NOT_READY_NO_EXECUTE],
-              this.now(),
-              this.ctx.signal,
-            ))
-          )
-            this.ctx.log.error(
-              'Failed to instantly swap NotReadyTaint to UnreachableTaint. Will try again in the next cycle',
-            );
-        } else if (this.markNodeForTainting(node, 'Unknown')) {
-          this.ctx.log
-            .v(2)
-            ?.info('Node is unresponsive. Adding it to the Taint queue', { node: node.metadata.name });
-        }
-        break;
-      case 'True':
-        try {
-          if (await this.markNodeAsReachable(node))
-            this.ctx.log
-              .v(2)
-              ?.info('Node is healthy again, removed all taints', { node: node.metadata.name });
-        } catch (err) {
-          this.ctx.log.error('Failed to remove taints from node. Will retry in next iteration', {
-            node: node.metadata.name,
-            err: String(err),
-          });
-        }
-        break;
-    }
-  }
-
   // ---- health ---------------------------------------------------------------
-
-  /**
-   * Judges one node; returns [observed Ready condition (before any change of
-   * ours), current Ready condition (after)]. Marks the node's conditions
-   * Unknown when its heartbeats are overdue.
-   */
-  async tryUpdateNodeHealth(node: KubeObject): Promise<[Condition, Condition | undefined]> {
-    const name = node.metadata.name!;
-    const created = parseTime(node.metadata.creationTimestamp) ?? this.now();
-    let health = this.health.get(name);
-    const conditions: Condition[] = (node.status?.conditions ?? []).map((c: Condition) => ({ ...c }));
-    let current = getCondition(conditions, 'Ready');
-    let observed: Condition;
-    let grace: number;
-    if (!current) {
-      // Never posted: a fake Unknown condition dated at creation.
-      observed = {
-        type: 'Ready',
-        status: 'Unknown',
-        lastHeartbeatTime: node.metadata.creationTimestamp,
-        lastTransitionTime: node.metadata.creationTimestamp,
-      };
-      grace = this.o.startupGracePeriodMs;
-      if (health) health.ready = undefined;
-      else health = { probeTimestamp: created, readyTransitionTimestamp: created };
-    } else {
-      observed = { ...current };
-      grace = this.o.monitorGracePeriodMs;
-    }
-    const saved = health?.ready;
-    const now = this.now();
-    if (!health) {
-      this.ctx.log.info('Missing timestamp for Node. Assuming now as a timestamp', { node: name });
-      health = { ready: current, probeTimestamp: now, readyTransitionTimestamp: now };
-    } else if (!saved && current) {
-      this.ctx.log.v(1)?.info('Creating timestamp entry for newly observed Node', { node: name });
-      health = {
-        ready: current,
-        probeTimestamp: now,
-        readyTransitionTimestamp: now,
-        leaseRenewTime: health.leaseRenewTime,
-      };
-    } else if (saved && !current) {
-      this.ctx.log.error('ReadyCondition was removed from Status of Node', { node: name });
-      health = { probeTimestamp: now, readyTransitionTimestamp: now, leaseRenewTime: health.leaseRenewTime };
-    } else if (saved && current && saved.lastHeartbeatTime !== current.lastHeartbeatTime) {
-      const transition =
-        saved.lastTransitionTime !== current.lastTransitionTime ? now : health.readyTransitionTimestamp;
-      health = {
-        ready: current,
-        probeTimestamp: now,
-        readyTransitionTimestamp: transition,
-        leaseRenewTime: health.leaseRenewTime,
-      };
-    }
-    // A renewed Lease is a heartbeat too.
-    const lease = this.leases.lister().get(`${NODE_LEASE_NAMESPACE}/${name}`);
-    const renew = parseTime(lease?.spec?.renewTime);
-    if (
-      lease &&
-      renew !== undefined &&
-      (health.leaseRenewTime === undefined || health.leaseRenewTime < renew)
-    ) {
-      health.leaseRenewTime = renew;
-      health.probeTimestamp = now;
-    }
-    this.health.set(name, health);
-
-    if (now > health.probeTimestamp + grace) {
-      const ts = rfc3339(now);
-      for (const type of ['Ready', 'MemoryPressure', 'DiskPressure', 'PIDPressure']) {
-        const c = getCondition(conditions, type);
-        if (!c) {
-          this.ctx.log
-            .v(2)
-            ?.info('Condition of node was never updated by kubelet', { node: name, nodeConditionType: type });
-          conditions.push({
-            type,
-            status: 'Unknown',
-            reason: 'NodeStatusNeverUpdated',
-            message: 'Kubelet never posted node status.',
-            lastHeartbeatTime: node.metadata.creationTimestamp,
-            lastTransitionTime: ts,
-          });
-        } else if (c.status !== 'Unknown') {
-          this.ctx.log.v(2)?.info("Node hasn't been updated", {
-            node: name,
-            nodeConditionType: type,
-            durationMs: now - health.probeTimestamp,
-          });
-          c.status = 'Unknown';
-          c.reason = 'NodeStatusUnknown';
-          c.message = 'Kubelet stopped posting node status.';
-          c.lastTransitionTime = ts;
-        }
-      }
-      current = getCondition(conditions, 'Ready');
-      if (JSON.stringify(current) !== JSON.stringify(observed)) {
-        await this.ctx.client
-          .resource('nodes')
-          .updateStatus({ ...node, status: { ...node.status, conditions } }, { signal: this.ctx.signal });
-        this.health.set(name, {
-          ready: current,
-          probeTimestamp: health.probeTimestamp,
-          readyTransitionTimestamp: now,
-          leaseRenewTime: health.leaseRenewTime,
-        });
-      }
-    }
-    return [observed, current];
-  }
-
-  /** MarkPodsNotReady: the pods' Ready condition becomes False. */
-  private async markPodsNotReady(pods: KubeObject[], nodeName: string): Promise<void> {
-    const errs: string[] = [];
-    for (const p of pods) {
-      if (p.spec?.nodeName !== nodeName) continue;
-      const conds: Condition[] = (p.status?.conditions ?? []).map((c: Condition) => ({ ...c }));
-      const ready = getCondition(conds, 'Ready');
-      if (!ready || ready.status === 'False') continue;
-      ready.status = 'False';
-      ready.lastTransitionTime = rfc3339(this.now());
-      this.ctx.log.v(2)?.info('Updating ready status of pod to false', {
-        pod: `${p.metadata.namespace}/${p.metadata.name}`,
-      });
-      try {
-        await this.ctx.client
-          .resource('pods')
-          .namespace(p.metadata.namespace!)
-          .updateStatus({ ...p, status: { ...p.status, conditions: conds } }, { signal: this.ctx.signal });
-      } catch (err) {
-        if (isNotFound(err)) continue;
-        errs.push(String(err));
-        continue;
-      }
-      this.recorder.event(p, 'Warning', 'NodeNotReady', 'NodeNotReady', 'Node is not ready');
-    }
-    if (errs.length) throw new Error(errs.join('; '));
-  }
 
   async monitorNodeHealth(): Promise<void> {
     const nodes = this.nodes.lister().list();
@@ -430,9 +135,9 @@ export class NodeLifecycleController {
       this.known.set(name, node);
       const zone = zoneKey(node);
       if (!this.zoneStates.has(zone)) this.zoneStates.set(zone, 'Initial');
-      this.tainter(zone);
+      this.taints.tainter(zone);
       try {
-        await this.markNodeAsReachable(node);
+        await this.taints.markNodeAsReachable(node);
       } catch (err) {
         this.ctx.log.warn('failed to remove taints from a new node', { node: name, err: String(err) });
       }
@@ -442,7 +147,7 @@ export class NodeLifecycleController {
       this.ctx.log.v(1)?.info('Controller observed a Node deletion', { node: name });
       this.event(node, 'Normal', 'RemovingNode', `Removing Node ${name} from Controller`);
       this.known.delete(name);
-      this.health.delete(name);
+      this.health.forget(name);
     }
 
     const zoneConditions = new Map<string, (Condition | undefined)[]>();
@@ -465,7 +170,7 @@ export class NodeLifecycleController {
     let current: Condition | undefined;
     for (let attempt = 1; ; attempt++) {
       try {
-        [observed, current] = await this.tryUpdateNodeHealth(node);
+        [observed, current] = await this.health.tryUpdateNodeHealth(node);
         break;
       } catch (err) {
         if (attempt >= 5 || this.ctx.signal.aborted) {
@@ -505,14 +210,14 @@ export class NodeLifecycleController {
       return;
     }
     const pods = this.pods.lister().byIndex(NODE_NAME_INDEX, name);
-    await this.processTaintBaseEviction(node, observed!);
+    await this.taints.processTaintBaseEviction(node, observed!);
     const needsRetry = this.nodesToRetry.has(name);
     const becameNotReady = current.status !== 'True' && observed!.status === 'True';
     if (becameNotReady)
       this.event(node, 'Normal', 'NodeNotReady', `Node ${name} status is now: NodeNotReady`);
     if (becameNotReady || (needsRetry && observed!.status !== 'True')) {
       try {
-        await this.markPodsNotReady(pods, name);
+        await markPodsNotReady(this.ctx, this.recorder, pods, name);
       } catch (err) {
         this.ctx.log.warn('unable to mark all pods NotReady on node; queuing for retry', {
           node: name,
@@ -542,7 +247,7 @@ export class NodeLifecycleController {
   }
 
   private setLimiterInZone(zone: string, zoneSize: number, state: ZoneState): void {
-    const q = this.tainter(zone);
+    const q = this.taints.tainter(zone);
     switch (state) {
       case 'Normal':
         q.swapLimiter(this.o.evictionRate);
@@ -587,27 +292,20 @@ export class NodeLifecycleController {
       this.ctx.log.info('Controller detected that all Nodes are not-Ready. Entering master disruption mode');
       for (const node of nodes) {
         try {
-          await this.markNodeAsReachable(node);
+          await this.taints.markNodeAsReachable(node);
         } catch {
           this.ctx.log.error('Failed to remove taints from Node', { node: node.metadata.name });
         }
       }
       for (const zone of this.zoneStates.keys()) {
-        this.tainter(zone).swapLimiter(0);
+        this.taints.tainter(zone).swapLimiter(0);
         this.zoneStates.set(zone, 'FullDisruption');
       }
       return;
     }
     if (allWereFullyDisrupted) {
       this.ctx.log.info('Controller detected that some Nodes are Ready. Exiting master disruption mode');
-      const now = this.now();
-      for (const node of nodes) {
-        const h = this.health.get(node.metadata.name!);
-        if (h) {
-          h.probeTimestamp = now;
-          h.readyTransitionTimestamp = now;
-        }
-      }
+      this.health.resetProbes(nodes, this.now());
       for (const zone of [...this.zoneStates.keys()]) {
         const state = newStates.get(zone) ?? 'Normal';
         this.setLimiterInZone(zone, zoneConditions.get(zone)?.length ?? 0, state);
