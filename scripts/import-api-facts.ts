@@ -102,6 +102,11 @@ const resources: ResourceFacts[] = r.resources.map((x: any) => {
     verbs: x.verbs,
     definition: x.definition,
   };
+  // Derived here so serving needs no walk of every type schema at start.
+  const t = types[x.definition];
+  if (t?.properties?.spec) res.hasSpec = true;
+  const statusRef = t?.properties?.status?.ref;
+  if (statusRef && types[statusRef]?.properties?.observedGeneration) res.statusObservedGeneration = true;
   if (x.shortNames?.length) res.shortNames = x.shortNames;
   if (x.categories?.length) res.categories = x.categories;
   if (x.deprecated) res.deprecated = true;

@@ -2,7 +2,7 @@
 // catalog, its GenericStore (shared by all versions of one storage resource),
 // its conversions to and from the storage version, and its subresources.
 import { builtinResources, compareVersions, type APIResourceInfo } from '../../shared/api/catalog';
-import { definitionOf, formatAPIVersion, typeSchema } from '../../shared/api/schema';
+import { formatAPIVersion } from '../../shared/api/schema';
 import type { RuntimeConfig } from '../../shared/options/runtime-config';
 import type { Storage } from '../storage/interface';
 import { GenericStore, type StoreOptions } from './store';
@@ -117,12 +117,9 @@ export interface RegistryOptions {
 // Kinds whose generation Kubernetes tracks although their status has no observedGeneration.
 const GENERATION_KINDS = new Set(['Job', 'CronJob', 'NetworkPolicy', 'Ingress']);
 
-function tracksGeneration(definition: string | undefined, kind: string): boolean {
-  const t = definition ? typeSchema(definition) : undefined;
-  if (!t?.properties?.spec) return false;
-  if (GENERATION_KINDS.has(kind)) return true;
-  const status = t.properties.status?.ref ? typeSchema(t.properties.status.ref) : undefined;
-  return !!status?.properties?.observedGeneration;
+function tracksGeneration(r: APIResourceInfo): boolean {
+  if (!r.hasSpec) return false;
+  return GENERATION_KINDS.has(r.kind) || !!r.statusObservedGeneration;
 }
 
 const gvrKey = (group: string, version: string, resource: string) => `${group}/${version}/${resource}`;
@@ -158,9 +155,9 @@ export class Registry {
         .sort((a, b) => compareVersions(a.version, b.version));
       const sv = candidates[0];
       const behaviour = this.opts.behaviour(group, resource);
-      const definition = definitionOf({ group: sv.group, version: sv.version, kind: sv.kind });
+      const definition = sv.definition;
       const strategy: Strategy = {
-        tracksGeneration: tracksGeneration(definition, sv.kind),
+        tracksGeneration: tracksGeneration(sv),
         ...(behaviour.strategy ?? {}),
       };
       const res: StoreResource = {

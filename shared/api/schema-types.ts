@@ -86,6 +86,9 @@ export interface ResourceFacts {
   namespaced: boolean;
   verbs: string[];
   definition: string;
+  /** The kind has a spec, and its status an observedGeneration (decides generation tracking). */
+  hasSpec?: true;
+  statusObservedGeneration?: true;
   shortNames?: string[];
   categories?: string[];
   deprecated?: true;
