@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { StatusError } from '../api/status';
-import { parseYAML, toYAML, yamlDuplicateError } from './yaml';
+import { parseYAML, readYAMLValue, toYAML, yamlDuplicateError } from './yaml';
 
 describe('codec/yaml', () => {
   it('reads YAML 1.1 scalars like yaml.v2 and keeps timestamps as strings', () => {
@@ -119,5 +119,65 @@ describe('codec/yaml', () => {
   it('never folds long lines', () => {
     const long = 'x'.repeat(300);
     assert.equal(toYAML({ a: long }), `a: ${long}\n`);
+  });
+
+  it('writes what a YAML 1.1 reader reads back as the same value, for awkward strings', () => {
+    // A small seeded generator: the same cases on every run.
+    let seed = 42;
+    const rnd = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    const pieces = [
+      ...'abcXYZ019 :#-?.,+_*&!|>\'"%@`{}[]\n\t~=/\\',
+      'é',
+      '日本',
+      '\u0085',
+      '\u2028',
+      '\u007f',
+      '\u0001',
+      'yes',
+      'Off',
+      'null',
+      '0x1F',
+      '1e3',
+      '.inf',
+      '---',
+      '...',
+      '1:20',
+      '2024-05-01',
+      ' #',
+      ': ',
+      '\n\n',
+    ];
+    const str = () => Array.from({ length: rnd(6) }, () => pieces[rnd(pieces.length)]).join('');
+    const value = (depth: number): unknown => {
+      const kind = rnd(depth > 2 ? 4 : 6);
+      if (kind === 0) return rnd(3) === 0 ? null : rnd(2) === 0;
+      if (kind === 1) return rnd(2) ? rnd(1000) - 500 : rnd(1000) / 8;
+      if (kind < 4) return str();
+      if (kind === 4) return Array.from({ length: rnd(4) }, () => value(depth + 1));
+      const o: Record<string, unknown> = {};
+      for (let i = rnd(4); i > 0; i--) {
+        const k = str();
+        if (k !== '<<') o[k] = value(depth + 1);
+      }
+      return o;
+    };
+    const sorted = (v: unknown): unknown =>
+      Array.isArray(v)
+        ? v.map(sorted)
+        : v !== null && typeof v === 'object'
+          ? Object.fromEntries(
+              Object.keys(v)
+                .sort()
+                .map((k) => [k, sorted((v as Record<string, unknown>)[k])]),
+            )
+          : v;
+    for (let i = 0; i < 3000; i++) {
+      const v = value(0);
+      const text = toYAML(v);
+      assert.deepEqual(readYAMLValue(text), sorted(v), `case ${i}:\n${text}`);
+    }
   });
 });

@@ -2,9 +2,7 @@
 // - in: YAML 1.1 scalars (yes/no/on/off are booleans, 0755 is octal), timestamps
 //   stay strings, maps become JSON objects with sorted keys (Go marshals maps
 //   sorted), duplicate keys reported as `line 5: key "name" already set in map`;
-// - out: JSON converted to YAML keeping field order, yaml.v2's quoting (double
-//   quotes for strings that would read back as another type), block sequences
-//   not indented under their key, no line folding.
+// - out: see yaml-write.ts.
 import { checkYAMLDepth } from './yaml-depth';
 import type * as YAMLLib from 'yaml';
 import type { Node, Pair, Tags } from 'yaml';
@@ -132,31 +130,4 @@ export function parseConfigYAML(text: string): any {
   return yaml().parse(text) ?? null;
 }
 
-// --- output ------------------------------------------------------------------
-
-let ambiguous: RegExp[] | undefined;
-
-/** Strings a YAML 1.1 reader would take for another type (yaml.v2 resolve()). */
-function resolvesToNonString(s: string): boolean {
-  if (s === '') return true;
-  ambiguous ??= new (yaml().Document)(null, { version: '1.1' }).schema.tags
-    .filter((t) => t.tag !== 'tag:yaml.org,2002:str' && 'test' in t && t.test instanceof RegExp)
-    .map((t) => (t as { test: RegExp }).test);
-  return ambiguous.some((re) => re.test(s));
-}
-
-/** Kubernetes' YAML output: its JSON converted to YAML, field order kept. */
-export function toYAML(value: unknown): string {
-  const { Document, Scalar, visit } = yaml();
-  const doc = new Document(value, { version: '1.1' });
-  visit(doc, {
-    Scalar(_, node) {
-      if (typeof node.value !== 'string') return;
-      const s = node.value;
-      if (s.includes('\n')) node.type = Scalar.BLOCK_LITERAL;
-      else if (resolvesToNonString(s)) node.type = Scalar.QUOTE_DOUBLE;
-      else node.type = Scalar.PLAIN; // falls back to single quotes, as yaml.v2 does
-    },
-  });
-  return doc.toString({ lineWidth: 0, indentSeq: false, singleQuote: true });
-}
+export { toYAML } from './yaml-write';
