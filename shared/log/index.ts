@@ -40,9 +40,15 @@ export function setDestination(dest: pino.DestinationStream): void {
 }
 
 class PinoLogger implements Logger {
+  // Built once per root (setDestination replaces it): a pino child is not cheap to make.
+  private made?: { root: pino.Logger; child: pino.Logger };
   constructor(private readonly fields: Fields) {}
   private target(): pino.Logger {
-    return Object.keys(this.fields).length ? root.child(this.fields) : root;
+    if (!Object.keys(this.fields).length) return root;
+    if (this.made?.root !== root) this.made = { root, child: root.child(this.fields) };
+    // A child keeps the level it was made with; follow setSilent.
+    else if (this.made.child.level !== root.level) this.made.child.level = root.level;
+    return this.made.child;
   }
   info(msg: string, fields?: Fields): void {
     this.target().info(fields ?? {}, msg);
