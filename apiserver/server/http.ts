@@ -47,13 +47,8 @@ export function readBody(req: Req, limit: number): Promise<Buffer> {
   });
 }
 
-/** Writes a complete response unless the client is gone. */
 /** A response body: bytes, or parts written in order (a list spliced from cached item encodings). */
 export type Body = Buffer | string | Buffer[];
-
-// Parts go out in writes of about this size: fewer TLS records than one write
-// per part, without one huge allocation for the whole body.
-const WRITE_CHUNK = 256 * 1024;
 
 export const bodyLength = (b: Buffer[]) => b.reduce((n, p) => n + p.length, 0);
 
@@ -77,20 +72,13 @@ export function send(
     res.end(parts[0]);
     return;
   }
+  // Corked, the parts leave in one writev (HTTP/1.1) or one stream write (h2), with no
+  // copy of the whole body: a 40 MB list goes out as fast as one prebuilt buffer.
   const out = res as ServerResponse;
-  let group: Buffer[] = [];
-  let size = 0;
-  for (const p of parts) {
-    group.push(p);
-    size += p.length;
-    if (size >= WRITE_CHUNK) {
-      out.write(group.length === 1 ? group[0] : Buffer.concat(group, size));
-      group = [];
-      size = 0;
-    }
-  }
-  if (group.length) out.end(Buffer.concat(group, size));
-  else out.end();
+  out.cork();
+  for (const p of parts) out.write(p);
+  out.end();
+  out.uncork();
 }
 
 export function sendJSON(

@@ -162,14 +162,14 @@ describe('protobuf codec: lists', () => {
       items: [pod('a'), pod('b'), pod('c')],
     };
     const rawItems = list.items.map((p) => encodeMessage('v1', 'Pod', p));
-    const fast = encodeListFromRawItems('v1', 'PodList', list.metadata, rawItems);
+    const fast = Buffer.concat(encodeListFromRawItems('v1', 'PodList', list.metadata, rawItems));
     assert.ok(fast.equals(encodeObject(list)));
     assert.deepStrictEqual(decodeObject(fast), list);
   });
 
   it('an empty list', () => {
     const list = { apiVersion: 'apps/v1', kind: 'DeploymentList', metadata: { resourceVersion: '1' } };
-    const b = encodeListFromRawItems('apps/v1', 'DeploymentList', list.metadata, []);
+    const b = Buffer.concat(encodeListFromRawItems('apps/v1', 'DeploymentList', list.metadata, []));
     assert.ok(b.equals(encodeObject(list)));
     assert.deepStrictEqual(decodeObject(b), list);
   });
@@ -183,7 +183,7 @@ describe('protobuf codec: lists', () => {
         items: [{ metadata: { name: 'x', labels: { a: 'b' } } }],
       };
       const raw = list.items.map((i) => encodeMessage('meta.k8s.io/v1', 'PartialObjectMetadata', i));
-      const b = encodeListFromRawItems(list.apiVersion, list.kind, list.metadata, raw);
+      const b = Buffer.concat(encodeListFromRawItems(list.apiVersion, list.kind, list.metadata, raw));
       assert.ok(b.equals(encodeObject(list)), v);
       assert.deepStrictEqual(decodeObject(b), list);
     }

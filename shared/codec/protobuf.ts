@@ -151,14 +151,15 @@ export function wrapEnvelope(apiVersion: string, kind: string, raw: Uint8Array):
 
 /**
  * An enveloped list around pre-encoded item messages (from encodeMessage),
- * without re-encoding them: one allocation for the whole body.
+ * without re-encoding or copying them: the body's parts in order (the items
+ * themselves, between small prefixes), for a corked write.
  */
 export function encodeListFromRawItems(
   apiVersion: string,
   listKind: string,
   listMeta: any,
   rawItems: readonly Uint8Array[],
-): Buffer {
+): Buffer[] {
   const { metadata, items } = listFields(messageFor(apiVersion, listKind));
   const meta = withWriter((w) => {
     codecOf(metadata.type).e(w, listMeta ?? {});
@@ -166,28 +167,34 @@ export function encodeListFromRawItems(
   });
   const metaTag = tagBytes(metadata.n, 2);
   const itemTag = tagBytes(items.n, 2);
-  let rawLen = metaTag.length + varintSize(meta.length) + meta.length;
+  const metaLen = metaTag.length + varintSize(meta.length) + meta.length;
+  let rawLen = metaLen;
   for (const it of rawItems) rawLen += itemTag.length + varintSize(it.length) + it.length;
 
-  const head = new Writer(64 + apiVersion.length * 3 + listKind.length * 3);
-  writeHeader(head, apiVersion, listKind);
-  head.u32(rawLen);
-  const trailer = envelope().trailer;
-  const w = new Writer(head.pos + rawLen + trailer.length);
-  w.buf.set(head.take(), 0);
-  w.pos = head.pos;
-  const writeMeta = () => {
-    w.bytes(metaTag);
-    w.blob(meta);
+  const w = new Writer(64 + apiVersion.length * 3 + listKind.length * 3 + metaLen);
+  writeHeader(w, apiVersion, listKind);
+  w.u32(rawLen);
+  const writeMeta = (into: Writer) => {
+    into.bytes(metaTag);
+    into.blob(meta);
   };
-  if (metadata.n < items.n) writeMeta();
+  if (metadata.n < items.n) writeMeta(w);
+  const parts: Buffer[] = [w.take()];
+  // Every item's tag and length, written into one buffer and sliced.
+  const prefixes = new Writer(rawItems.length * (itemTag.length + 5) + 1);
   for (const it of rawItems) {
-    w.bytes(itemTag);
-    w.blob(it);
+    const at = prefixes.pos;
+    prefixes.bytes(itemTag);
+    prefixes.u32(it.length);
+    parts.push(prefixes.buf.subarray(at, prefixes.pos), asBuffer(it));
   }
-  if (metadata.n > items.n) writeMeta();
-  w.bytes(trailer);
-  return w.take();
+  if (metadata.n > items.n) {
+    const tail = new Writer(metaLen);
+    writeMeta(tail);
+    parts.push(tail.take());
+  }
+  parts.push(envelope().trailer);
+  return parts;
 }
 
 // ---- decoding ---------------------------------------------------------------
