@@ -215,6 +215,9 @@ export class StoreReader {
       const startKey = `${this.res.keyRoot}/${token.start}`;
       if (!startKey.startsWith(prefix))
         throw badRequest('continue key is not valid: the key is not within the requested scope');
+      // Nothing changed since the first page: the cache holds that snapshot.
+      if (token.rv > 0 && this.cacher?.isReady && this.cacher.unchangedSince(token.rv))
+        return this.listFromCache(prefix, limit, match, filtered, { startKey, rv: token.rv });
       try {
         return await this.listFromStore(
           prefix,
@@ -276,15 +279,17 @@ export class StoreReader {
     return this.listFromStore(prefix, 0, limit, prefix, match, filtered);
   }
 
+  /** A page of the cache's current state; `from` continues a list whose snapshot it still is. */
   private listFromCache(
     prefix: string,
     limit: number,
     match: ((a: ObjectAttrs) => boolean) | undefined,
     filtered: boolean,
+    from?: { startKey: string; rv: number },
   ): ListResult {
     const cacher = this.cacher!;
-    const rv = cacher.rv;
-    const all = cacher.list(prefix);
+    const rv = from?.rv ?? cacher.rv;
+    const all = cacher.list(prefix, from?.startKey);
     const items: CachedObject[] = [];
     let i = 0;
     for (; i < all.length; i++) {

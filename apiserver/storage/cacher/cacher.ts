@@ -26,6 +26,8 @@ export class Cacher {
   private readonly watchers = new Set<CacheWatcher>();
   private storageWatch: StorageWatch | null = null;
   private revision = 0;
+  /** Revision of the newest change to the cached state (a relist counts as one). */
+  private lastChange = 0;
   private readyPromise: Promise<void> | null = null;
   private readyResolve: (() => void) | null = null;
   private waiters: { rv: number; resolve: () => void }[] = [];
@@ -46,6 +48,11 @@ export class Cacher {
   /** The revision up to which the cache has applied every change of its prefix. */
   get rv(): number {
     return this.revision;
+  }
+
+  /** True when the cached state is the state at rv: the cache reached rv and nothing changed since. */
+  unchangedSince(rv: number): boolean {
+    return this.lastChange <= rv && rv <= this.revision;
   }
 
   get size(): number {
@@ -144,6 +151,7 @@ export class Cacher {
     for (const [k, v] of fresh) this.objects.set(k, v);
     this.sortedKeys = null;
     this.revision = res.revision;
+    this.lastChange = res.revision;
     this.needRelist = false;
     if (hadState) {
       // History is gone: watchers cannot be told what changed in between; end them so clients relist.
@@ -172,6 +180,7 @@ export class Cacher {
       cev = { type: prev ? 'MODIFIED' : 'ADDED', rv: ev.revision, key: ev.key, object: obj, prev };
     }
     this.revision = ev.revision;
+    this.lastChange = ev.revision;
     this.window.add(cev);
     for (const w of this.watchers) w.offer(cev);
   }
@@ -203,16 +212,20 @@ export class Cacher {
     return this.objects.get(key);
   }
 
-  /** Current objects under prefix (a namespace or the whole resource), in key order. */
-  list(prefix: string = this.prefix): CachedObject[] {
+  /**
+   * Current objects under prefix (a namespace or the whole resource), in key order;
+   * with startKey (under prefix), only those from it on.
+   */
+  list(prefix: string = this.prefix, startKey?: string): CachedObject[] {
     if (!this.sortedKeys) this.sortedKeys = [...this.objects.keys()].sort(compareKeys);
     const keys = this.sortedKeys;
+    const from = startKey ?? prefix;
     let lo = 0;
-    if (prefix !== this.prefix) {
+    if (from !== this.prefix) {
       let hi = keys.length;
       while (lo < hi) {
         const mid = (lo + hi) >> 1;
-        if (compareKeys(keys[mid], prefix) < 0) lo = mid + 1;
+        if (compareKeys(keys[mid], from) < 0) lo = mid + 1;
         else hi = mid;
       }
     }
