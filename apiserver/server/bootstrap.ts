@@ -135,7 +135,11 @@ export class KubernetesServiceReconciler {
     const r = await this.o.storage.range(`${this.o.etcdPrefix}/masterleases/`);
     return r.kvs
       .map((kv) => JSON.parse(kv.value.toString()))
-      .sort((a, b) => `${a.ip}:${a.port}`.localeCompare(`${b.ip}:${b.port}`));
+      .sort((a, b) => {
+        const x = `${a.ip}:${a.port}`;
+        const y = `${b.ip}:${b.port}`;
+        return x < y ? -1 : x > y ? 1 : 0;
+      });
   }
 
   private async reconcile(): Promise<void> {

@@ -42,7 +42,8 @@ const DELETE: QueryParam[] = [
 const DELETE_COLLECTION: QueryParam[] = [
   ...DELETE,
   ...LIST.filter(([n]) => n !== 'watch' && n !== 'allowWatchBookmarks'),
-].sort((a, b) => a[0].localeCompare(b[0]));
+  // Bytewise, as Go sorts (localeCompare would also cost ~4 ms of ICU set-up at start).
+].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
 
 const JSON_TYPES = ['application/json', 'application/yaml'];
 const PROTOBUF = 'application/vnd.kubernetes.protobuf';
