@@ -1,21 +1,7 @@
 import assert from 'node:assert/strict';
 import { formatHPAMetrics, printerFor } from './printers';
+import { ago, S, M, H, D, row, names, meta } from './printers-testing';
 
-const NOW = Date.parse('2024-05-01T12:00:00Z');
-const ago = (ms: number) => new Date(NOW - ms).toISOString().replace('.000', '');
-const S = 1000;
-const M = 60 * S;
-const H = 60 * M;
-const D = 24 * H;
-
-const row = (group: string, kind: string, obj: any) => printerFor(group, kind).cells(obj, NOW);
-const names = (group: string, kind: string) => printerFor(group, kind).columns.map((c) => c.name);
-const meta = (name: string, created = ago(3 * D), extra: Record<string, unknown> = {}) => ({
-  name,
-  namespace: 'default',
-  creationTimestamp: created,
-  ...extra,
-});
 const template = {
   metadata: { labels: { app: 'web' } },
   spec: {

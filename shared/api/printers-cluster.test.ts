@@ -1,26 +1,12 @@
 import assert from 'node:assert/strict';
 import { defaultPrinter, printedKinds, printerFor } from './printers';
 import { builtinResources } from './catalog';
-
-const NOW = Date.parse('2024-05-01T12:00:00Z');
-const ago = (ms: number) => new Date(NOW - ms).toISOString().replace('.000', '');
-const S = 1000;
-const M = 60 * S;
-const H = 60 * M;
-const D = 24 * H;
-
-const row = (group: string, kind: string, obj: any) => printerFor(group, kind).cells(obj, NOW);
-const names = (group: string, kind: string) => printerFor(group, kind).columns.map((c) => c.name);
-const meta = (name: string, created = ago(D), extra: Record<string, unknown> = {}) => ({
-  name,
-  creationTimestamp: created,
-  ...extra,
-});
+import { NOW, ago, M, H, D, row, names, clusterMeta } from './printers-testing';
 
 describe('printers: storage, certificates, coordination, scheduling, aggregation', () => {
   it('storage class (default), CSI driver, CSI node, volume attachment', () => {
     const sc = {
-      metadata: meta('standard', ago(D), {
+      metadata: clusterMeta('standard', ago(D), {
         annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' },
       }),
       provisioner: 'rancher.io/local-path',
@@ -44,18 +30,21 @@ describe('printers: storage, certificates, coordination, scheduling, aggregation
     ]);
     assert.deepEqual(
       row('storage.k8s.io', 'CSIDriver', {
-        metadata: meta('ebs.csi.aws.com'),
+        metadata: clusterMeta('ebs.csi.aws.com'),
         spec: { attachRequired: true, volumeLifecycleModes: ['Persistent'] },
       }),
       ['ebs.csi.aws.com', true, false, false, '<unset>', false, 'Persistent', '24h'],
     );
     assert.deepEqual(
-      row('storage.k8s.io', 'CSINode', { metadata: meta('worker-1'), spec: { drivers: [{ name: 'd' }] } }),
+      row('storage.k8s.io', 'CSINode', {
+        metadata: clusterMeta('worker-1'),
+        spec: { drivers: [{ name: 'd' }] },
+      }),
       ['worker-1', 1, '24h'],
     );
     assert.deepEqual(
       row('storage.k8s.io', 'VolumeAttachment', {
-        metadata: meta('csi-123'),
+        metadata: clusterMeta('csi-123'),
         spec: { attacher: 'ebs.csi.aws.com', nodeName: 'worker-1', source: { persistentVolumeName: 'pv-1' } },
         status: { attached: true },
       }),
@@ -65,7 +54,7 @@ describe('printers: storage, certificates, coordination, scheduling, aggregation
 
   it('certificate signing requests', () => {
     const csr = (conditions: any[], certificate?: string) => ({
-      metadata: meta('csr-abc', ago(5 * M)),
+      metadata: clusterMeta('csr-abc', ago(5 * M)),
       spec: {
         signerName: 'kubernetes.io/kube-apiserver-client-kubelet',
         username: 'system:node:worker-1',
@@ -110,25 +99,24 @@ describe('printers: storage, certificates, coordination, scheduling, aggregation
   it('leases, priority classes, runtime classes', () => {
     assert.deepEqual(
       row('coordination.k8s.io', 'Lease', {
-        metadata: meta('kube-scheduler', ago(2 * H)),
+        metadata: clusterMeta('kube-scheduler', ago(2 * H)),
         spec: { holderIdentity: 'cp-1_4b1c' },
       }),
       ['kube-scheduler', 'cp-1_4b1c', '120m'],
     );
-    assert.deepEqual(row('coordination.k8s.io', 'Lease', { metadata: meta('x'), spec: {} })[1], '');
+    assert.deepEqual(row('coordination.k8s.io', 'Lease', { metadata: clusterMeta('x'), spec: {} })[1], '');
     assert.deepEqual(
       row('scheduling.k8s.io', 'PriorityClass', {
-        metadata: meta('system-node-critical'),
+        metadata: clusterMeta('system-node-critical'),
         value: 2000001000,
         preemptionPolicy: 'PreemptLowerPriority',
       }),
       ['system-node-critical', 2000001000, false, '24h', 'PreemptLowerPriority'],
     );
-    assert.deepEqual(row('node.k8s.io', 'RuntimeClass', { metadata: meta('gvisor'), handler: 'runsc' }), [
-      'gvisor',
-      'runsc',
-      '24h',
-    ]);
+    assert.deepEqual(
+      row('node.k8s.io', 'RuntimeClass', { metadata: clusterMeta('gvisor'), handler: 'runsc' }),
+      ['gvisor', 'runsc', '24h'],
+    );
   });
 
   it('API services: Local, service-backed, unavailable; headers always present', () => {
@@ -141,7 +129,7 @@ describe('printers: storage, certificates, coordination, scheduling, aggregation
     assert.deepEqual(
       p.cells(
         {
-          metadata: meta('v1.apps'),
+          metadata: clusterMeta('v1.apps'),
           spec: { group: 'apps', version: 'v1' },
           status: { conditions: [{ type: 'Available', status: 'True' }] },
         },
@@ -152,7 +140,7 @@ describe('printers: storage, certificates, coordination, scheduling, aggregation
     assert.deepEqual(
       p.cells(
         {
-          metadata: meta('v1beta1.metrics.k8s.io'),
+          metadata: clusterMeta('v1beta1.metrics.k8s.io'),
           spec: { service: { namespace: 'kube-system', name: 'metrics-server' } },
           status: { conditions: [{ type: 'Available', status: 'False', reason: 'MissingEndpoints' }] },
         },
@@ -163,21 +151,21 @@ describe('printers: storage, certificates, coordination, scheduling, aggregation
   });
 
   it('dynamic resource allocation and storage versions', () => {
-    assert.deepEqual(row('resource.k8s.io', 'ResourceClaim', { metadata: meta('gpu'), status: {} }), [
+    assert.deepEqual(row('resource.k8s.io', 'ResourceClaim', { metadata: clusterMeta('gpu'), status: {} }), [
       'gpu',
       'pending',
       '24h',
     ]);
     assert.deepEqual(
       row('resource.k8s.io', 'ResourceClaim', {
-        metadata: meta('gpu'),
+        metadata: clusterMeta('gpu'),
         status: { allocation: {}, reservedFor: [{ name: 'p' }] },
       })[1],
       'allocated,reserved',
     );
     assert.deepEqual(
       row('internal.apiserver.k8s.io', 'StorageVersion', {
-        metadata: meta('apps.deployments'),
+        metadata: clusterMeta('apps.deployments'),
         status: {
           commonEncodingVersion: 'apps/v1',
           storageVersions: [{ apiServerID: 'a', encodingVersion: 'apps/v1' }],

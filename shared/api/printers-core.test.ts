@@ -1,28 +1,5 @@
 import assert from 'node:assert/strict';
-import { printerFor } from './printers';
-
-const NOW = Date.parse('2024-05-01T12:00:00Z');
-const ago = (ms: number) => new Date(NOW - ms).toISOString().replace('.000', '');
-const S = 1000;
-const M = 60 * S;
-const H = 60 * M;
-const D = 24 * H;
-
-const row = (group: string, kind: string, obj: any) => printerFor(group, kind).cells(obj, NOW);
-const names = (group: string, kind: string) => printerFor(group, kind).columns.map((c) => c.name);
-const wideNames = (group: string, kind: string) =>
-  printerFor(group, kind)
-    .columns.filter((c) => c.priority === 1)
-    .map((c) => c.name);
-
-const meta = (name: string, created = ago(3 * D), extra: Record<string, unknown> = {}) => ({
-  name,
-  namespace: 'default',
-  uid: 'u-' + name,
-  resourceVersion: '100',
-  creationTimestamp: created,
-  ...extra,
-});
+import { ago, M, H, D, row, names, wideNames, meta } from './printers-testing';
 
 describe('printers: services, endpoints, nodes', () => {
   const svc = (spec: any, status: any = {}) => ({ metadata: meta('web', ago(4 * H)), spec, status });

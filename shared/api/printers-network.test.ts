@@ -1,25 +1,11 @@
 import assert from 'node:assert/strict';
 import { builtinPrinter, defaultPrinter, printerFor } from './printers';
-
-const NOW = Date.parse('2024-05-01T12:00:00Z');
-const ago = (ms: number) => new Date(NOW - ms).toISOString().replace('.000', '');
-const S = 1000;
-const M = 60 * S;
-const H = 60 * M;
-const D = 24 * H;
-
-const row = (group: string, kind: string, obj: any) => printerFor(group, kind).cells(obj, NOW);
-const names = (group: string, kind: string) => printerFor(group, kind).columns.map((c) => c.name);
-const meta = (name: string, created = ago(D), extra: Record<string, unknown> = {}) => ({
-  name,
-  creationTimestamp: created,
-  ...extra,
-});
+import { NOW, row, names, clusterMeta } from './printers-testing';
 
 describe('printers: networking and discovery', () => {
   it('ingress and ingress class', () => {
     const ing = {
-      metadata: meta('web'),
+      metadata: clusterMeta('web'),
       spec: {
         ingressClassName: 'nginx',
         tls: [{ hosts: ['a.example.com'], secretName: 'tls' }],
@@ -49,15 +35,13 @@ describe('printers: networking and discovery', () => {
       '80, 443',
       '24h',
     ]);
-    assert.deepEqual(row('networking.k8s.io', 'Ingress', { metadata: meta('bare'), spec: {} }).slice(1, 5), [
-      '<none>',
-      '*',
-      '',
-      '80',
-    ]);
+    assert.deepEqual(
+      row('networking.k8s.io', 'Ingress', { metadata: clusterMeta('bare'), spec: {} }).slice(1, 5),
+      ['<none>', '*', '', '80'],
+    );
     assert.deepEqual(
       row('networking.k8s.io', 'IngressClass', {
-        metadata: meta('nginx'),
+        metadata: clusterMeta('nginx'),
         spec: {
           controller: 'k8s.io/ingress-nginx',
           parameters: { apiGroup: 'k8s.example.com', kind: 'IngressParameters', name: 'p' },
@@ -69,18 +53,21 @@ describe('printers: networking and discovery', () => {
 
   it('network policy, endpoint slice, service CIDR, IP address', () => {
     assert.deepEqual(
-      row('networking.k8s.io', 'NetworkPolicy', { metadata: meta('deny-all'), spec: { podSelector: {} } }),
+      row('networking.k8s.io', 'NetworkPolicy', {
+        metadata: clusterMeta('deny-all'),
+        spec: { podSelector: {} },
+      }),
       ['deny-all', '<none>', '24h'],
     );
     assert.deepEqual(
       row('networking.k8s.io', 'NetworkPolicy', {
-        metadata: meta('web'),
+        metadata: clusterMeta('web'),
         spec: { podSelector: { matchLabels: { app: 'web' } } },
       })[1],
       'app=web',
     );
     const es = {
-      metadata: meta('web-abcde'),
+      metadata: clusterMeta('web-abcde'),
       addressType: 'IPv4',
       ports: [{ name: 'http', port: 8080, protocol: 'TCP' }, { name: 'grpc' }],
       endpoints: [
@@ -98,19 +85,22 @@ describe('printers: networking and discovery', () => {
       '24h',
     ]);
     assert.deepEqual(
-      row('discovery.k8s.io', 'EndpointSlice', { metadata: meta('e'), addressType: 'IPv6' }).slice(2, 4),
+      row('discovery.k8s.io', 'EndpointSlice', { metadata: clusterMeta('e'), addressType: 'IPv6' }).slice(
+        2,
+        4,
+      ),
       ['<unset>', '<unset>'],
     );
     assert.deepEqual(
       row('networking.k8s.io', 'ServiceCIDR', {
-        metadata: meta('kubernetes'),
+        metadata: clusterMeta('kubernetes'),
         spec: { cidrs: ['10.96.0.0/12', 'fd00::/108'] },
       }),
       ['kubernetes', '10.96.0.0/12,fd00::/108', '24h'],
     );
     assert.deepEqual(
       row('networking.k8s.io', 'IPAddress', {
-        metadata: meta('10.96.0.1'),
+        metadata: clusterMeta('10.96.0.1'),
         spec: { parentRef: { group: '', resource: 'services', namespace: 'default', name: 'kubernetes' } },
       }),
       ['10.96.0.1', 'services/default/kubernetes', '24h'],
@@ -121,7 +111,7 @@ describe('printers: networking and discovery', () => {
 describe('printers: RBAC, admission, flow control', () => {
   it('role bindings with subjects in wide columns; roles use the default table', () => {
     const rb = {
-      metadata: meta('admins'),
+      metadata: clusterMeta('admins'),
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' },
       subjects: [
         { kind: 'User', name: 'alice' },
@@ -155,26 +145,26 @@ describe('printers: RBAC, admission, flow control', () => {
   });
 
   it('webhook configurations and admission policies', () => {
-    const wh = { metadata: meta('cert-manager-webhook'), webhooks: [{ name: 'a' }, { name: 'b' }] };
+    const wh = { metadata: clusterMeta('cert-manager-webhook'), webhooks: [{ name: 'a' }, { name: 'b' }] };
     assert.deepEqual(row('admissionregistration.k8s.io', 'ValidatingWebhookConfiguration', wh), [
       'cert-manager-webhook',
       2,
       '24h',
     ]);
     assert.deepEqual(
-      row('admissionregistration.k8s.io', 'MutatingWebhookConfiguration', { metadata: meta('m') }),
+      row('admissionregistration.k8s.io', 'MutatingWebhookConfiguration', { metadata: clusterMeta('m') }),
       ['m', 0, '24h'],
     );
     assert.deepEqual(
       row('admissionregistration.k8s.io', 'ValidatingAdmissionPolicy', {
-        metadata: meta('replicas'),
+        metadata: clusterMeta('replicas'),
         spec: { paramKind: { apiVersion: 'v1', kind: 'ConfigMap' }, validations: [{ expression: 'true' }] },
       }),
       ['replicas', 1, 'v1/ConfigMap', '24h'],
     );
     assert.deepEqual(
       row('admissionregistration.k8s.io', 'ValidatingAdmissionPolicyBinding', {
-        metadata: meta('b'),
+        metadata: clusterMeta('b'),
         spec: { policyName: 'replicas', paramRef: { name: 'limits', namespace: 'default' } },
       }),
       ['b', 'replicas', 'default/limits', '24h'],
@@ -183,7 +173,7 @@ describe('printers: RBAC, admission, flow control', () => {
 
   it('flow schemas print in matching order; priority levels', () => {
     const fs = (name: string, precedence: number) => ({
-      metadata: meta(name),
+      metadata: clusterMeta(name),
       spec: {
         priorityLevelConfiguration: { name: 'workload-low' },
         matchingPrecedence: precedence,
@@ -208,7 +198,7 @@ describe('printers: RBAC, admission, flow control', () => {
     assert.deepEqual(
       pl.cells(
         {
-          metadata: meta('workload-low'),
+          metadata: clusterMeta('workload-low'),
           spec: {
             type: 'Limited',
             limited: {
@@ -221,7 +211,7 @@ describe('printers: RBAC, admission, flow control', () => {
       ),
       ['workload-low', 'Limited', 100, 128, 6, 50, '24h'],
     );
-    assert.deepEqual(pl.cells({ metadata: meta('exempt'), spec: { type: 'Exempt' } }, NOW), [
+    assert.deepEqual(pl.cells({ metadata: clusterMeta('exempt'), spec: { type: 'Exempt' } }, NOW), [
       'exempt',
       'Exempt',
       '<none>',
