@@ -6,7 +6,7 @@
 // authenticate as themselves.
 import { X509Certificate } from 'node:crypto';
 import type { TLSSocket } from 'node:tls';
-import { subjectOf } from '../../../shared/pki/certs';
+import { subjectOf, type SubjectInfo } from '../../../shared/pki/certs';
 import type { Req } from '../../server/http';
 import { AuthError, tlsSocketOf, type AuthResponse, type RequestAuthenticator } from './authenticator';
 
@@ -63,6 +63,8 @@ interface PeerInfo {
   results: Map<CertPool, string | null>;
   /** The failure of each pool, made once: a connection's requests all fail alike. */
   errors: Map<CertPool, AuthError>;
+  /** The leaf's CN and O, parsed on first use. */
+  subject?: SubjectInfo;
 }
 
 const peers = new WeakMap<TLSSocket, PeerInfo>();
@@ -86,6 +88,9 @@ function peerOf(req: Req): PeerInfo | null {
   }
   return info.chain.length ? info : null;
 }
+
+const leafSubject = (info: PeerInfo): SubjectInfo =>
+  (info.subject ??= subjectOf({ subject: info.chain[0].subject }));
 
 function verified(info: PeerInfo, pool: CertPool): string | null {
   if (!info.results.has(pool)) info.results.set(pool, pool.verify(info.chain));
@@ -131,7 +136,7 @@ export class RequestHeaderAuthenticator implements RequestAuthenticator {
   isProxyCert(req: Req): boolean {
     const info = peerOf(req);
     if (!info || verified(info, this.o.pool)) return false;
-    const cn = subjectOf({ subject: info.chain[0].subject }).commonName;
+    const cn = leafSubject(info).commonName;
     return !this.o.allowedNames.length || this.o.allowedNames.includes(cn);
   }
 
@@ -140,7 +145,7 @@ export class RequestHeaderAuthenticator implements RequestAuthenticator {
     if (!info) return null;
     const err = verified(info, this.o.pool);
     if (err) throw failure(info, this.o.pool, err);
-    const cn = subjectOf({ subject: info.chain[0].subject }).commonName;
+    const cn = leafSubject(info).commonName;
     if (this.o.allowedNames.length && !this.o.allowedNames.includes(cn))
       throw new AuthError(`x509: subject with cn=${cn} is not in the allowed list`);
     let name = '';
@@ -192,8 +197,8 @@ export class X509Authenticator implements RequestAuthenticator {
     if (err) throw failure(info, this.pool, err);
     // A front-proxy certificate speaks for others, never for itself (even when one CA signs both kinds).
     if (this.proxy?.isProxyCert(req)) return null;
-    const { commonName, organizations } = subjectOf({ subject: info.chain[0].subject });
+    const { commonName, organizations } = leafSubject(info);
     if (!commonName) return null;
-    return { user: { name: commonName, groups: organizations ?? [] } };
+    return { user: { name: commonName, groups: organizations ? [...organizations] : [] } };
   }
 }
