@@ -1,7 +1,7 @@
 // Connect subresources (pods/log, pods/exec, nodes/proxy ...): the registry
 // says where the request goes; this streams it there and the answer back.
 import { StatusError } from '../../../shared/api/status';
-import { readBody } from '../../server/http';
+import { PassThrough } from 'node:stream';
 import type { Scope } from '../scope';
 import type { ServerResponse } from 'node:http';
 
@@ -33,12 +33,14 @@ export async function handleProxy(s: Scope): Promise<void> {
   s.res.on('close', () => {
     if (!s.res.writableFinished) ac.abort();
   });
+  const method = s.req.method ?? 'GET';
+  const hasBody = method !== 'GET' && method !== 'HEAD';
+  // The body streams upstream through a pipe of our own, so that whatever an upstream that
+  // answered early left unread can be drained (below): unread, it would stall the client's
+  // next request on a keep-alive connection.
+  const body = hasBody ? new PassThrough() : undefined;
+  if (body) s.req.pipe(body);
   try {
-    const method = s.req.method ?? 'GET';
-    const hasBody = method !== 'GET' && method !== 'HEAD';
-    // Read whole before forwarding: an upstream that answers early would leave part of the
-    // body unread on the client's connection, which then stalls its next keep-alive request.
-    const body = hasBody ? await readBody(s.req, s.maxBodyBytes) : undefined;
     const upstream = await request(loc.url, {
       method: method as any,
       dispatcher,
@@ -68,6 +70,11 @@ export async function handleProxy(s: Scope): Promise<void> {
       `${s.req.method ?? 'GET'} "${loc.url}": ${e.code ? `${e.code}: ` : ''}${e.message}`,
     );
   } finally {
+    if (body && !s.req.readableEnded) {
+      s.req.unpipe(body);
+      body.destroy();
+      s.req.resume();
+    }
     void dispatcher.close();
   }
 }
