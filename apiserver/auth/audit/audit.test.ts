@@ -11,7 +11,8 @@ import { startTestAPIServer, testRequester, type TestAPIServer } from '../../ser
 import { parseRequestInfo } from '../../endpoints/request-info';
 import { localHTTPS, type LocalHTTPS } from '../admission/test-support';
 import { evaluatePolicy, validatePolicy } from './policy';
-import { legacyLine, RotatingFile, TruncatingBackend, type Backend } from './backends';
+import { TruncatingBackend, type Backend } from './backends';
+import { legacyLine, RotatingFile } from './log-backend';
 import type { AuditEvent } from './event';
 
 const POLICY = `apiVersion: audit.k8s.io/v1

@@ -6,16 +6,9 @@ import type { RequestInfo } from '../../endpoints/request-info';
 import type { UserInfo } from '../../registry/context';
 import { evaluatePolicy, loadPolicy, type Policy } from './policy';
 import { RequestAudit } from './event';
-import {
-  BatchBackend,
-  BlockingBackend,
-  LogBackend,
-  TruncatingBackend,
-  UnionBackend,
-  WebhookBackend,
-  loadWebhookKubeconfig,
-  type Backend,
-} from './backends';
+import { BatchBackend, BlockingBackend, TruncatingBackend, UnionBackend, type Backend } from './backends';
+import { LogBackend } from './log-backend';
+import { WebhookBackend, loadWebhookKubeconfig } from './webhook-backend';
 
 export { evaluatePolicy, loadPolicy } from './policy';
 export type { AuditEvent } from './event';
