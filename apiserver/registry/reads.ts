@@ -1,16 +1,16 @@
 // Reads of one resource with Kubernetes' resourceVersion semantics: get, list
 // (paged, with continue tokens) and watch, served from the watch cache where
-// the semantics allow and from the store otherwise.
-import type { Storage, StorageEvent } from '../storage/interface';
+// the semantics allow and from the store otherwise. The pages themselves are
+// built in list-pages.ts; watches the cache cannot serve, in store-watch.ts.
+import type { Storage } from '../storage/interface';
 import { isStorageError } from '../storage/errors';
 import type { Cacher } from '../storage/cacher/cacher';
 import { CachedObject, type ObjectAttrs } from '../storage/cacher/cached-object';
-import { CacheWatcher, type CacheEvent } from '../storage/cacher/watchers';
+import type { CacheWatcher } from '../storage/cacher/watchers';
 import {
   badRequest,
   notFound,
   resourceExpired,
-  StatusError,
   tooLargeResourceVersion,
   type GroupResource,
 } from '../../shared/api/status';
@@ -21,6 +21,8 @@ import type { StorageCodec } from './storage-codec';
 import { keyPrefix, objectKey, type StoreResource } from './resource';
 import { decodeContinue, encodeContinue } from './continue-token';
 import { parseResourceVersion } from './meta';
+import { ListPages } from './list-pages';
+import { storageWatch } from './store-watch';
 
 export interface ListOptions {
   labelSelector?: string;
@@ -60,6 +62,7 @@ const EXPIRED_CONTINUE =
 
 export class StoreReader {
   private readonly gr: GroupResource;
+  private readonly pages: ListPages;
 
   constructor(
     private readonly res: StoreResource,
@@ -70,6 +73,7 @@ export class StoreReader {
     private readonly supportedFields: string[] = [],
   ) {
     this.gr = { group: res.group, resource: res.resource };
+    this.pages = new ListPages(res, storage, cacher, (kv) => this.wrap(kv));
   }
 
   private wrap(kv: { key: string; value: Buffer; modRevision: number }): CachedObject {
@@ -217,9 +221,9 @@ export class StoreReader {
         throw badRequest('continue key is not valid: the key is not within the requested scope');
       // Nothing changed since the first page: the cache holds that snapshot.
       if (token.rv > 0 && this.cacher?.isReady && this.cacher.unchangedSince(token.rv))
-        return this.listFromCache(prefix, limit, match, filtered, { startKey, rv: token.rv });
+        return this.pages.fromCache(prefix, limit, match, filtered, { startKey, rv: token.rv });
       try {
-        return await this.listFromStore(
+        return await this.pages.fromStore(
           prefix,
           token.rv > 0 ? token.rv : 0,
           limit,
@@ -240,8 +244,8 @@ export class StoreReader {
     if (rvMatch === 'NotOlderThan') return this.listNotOlderThan(prefix, rv!, limit, match, filtered);
     if (rv === undefined)
       return (await this.cacheIsCurrent())
-        ? this.listFromCache(prefix, limit, match, filtered)
-        : this.listFromStore(prefix, 0, limit, prefix, match, filtered);
+        ? this.pages.fromCache(prefix, limit, match, filtered)
+        : this.pages.fromStore(prefix, 0, limit, prefix, match, filtered);
     if (rv === 0) return this.listNotOlderThan(prefix, 0, limit, match, filtered);
     return limit
       ? this.listExact(prefix, rv, limit, match, filtered)
@@ -256,7 +260,7 @@ export class StoreReader {
     filtered: boolean,
   ) {
     try {
-      return await this.listFromStore(prefix, rv, limit, prefix, match, filtered);
+      return await this.pages.fromStore(prefix, rv, limit, prefix, match, filtered);
     } catch (err) {
       return this.mapStorageError(err, rv);
     }
@@ -272,98 +276,11 @@ export class StoreReader {
     if (this.cacher) {
       await this.cacher.ready();
       if (rv === 0 || this.cacher.rv >= rv || (await this.cacher.waitFor(rv, 100))) {
-        return this.listFromCache(prefix, limit, match, filtered);
+        return this.pages.fromCache(prefix, limit, match, filtered);
       }
     }
     if (rv > 0) await this.ensureReached(rv);
-    return this.listFromStore(prefix, 0, limit, prefix, match, filtered);
-  }
-
-  /** A page of the cache's current state; `from` continues a list whose snapshot it still is. */
-  private listFromCache(
-    prefix: string,
-    limit: number,
-    match: ((a: ObjectAttrs) => boolean) | undefined,
-    filtered: boolean,
-    from?: { startKey: string; rv: number },
-  ): ListResult {
-    const cacher = this.cacher!;
-    const rv = from?.rv ?? cacher.rv;
-    const all = cacher.list(prefix, from?.startKey);
-    const items: CachedObject[] = [];
-    let i = 0;
-    for (; i < all.length; i++) {
-      const o = all[i];
-      if (match && !match(o.attrs)) continue;
-      if (limit && items.length === limit) break;
-      items.push(o);
-    }
-    if (limit && i < all.length) {
-      // The next page is read from the store at this same revision.
-      const next = this.relative(items[items.length - 1].key) + '\x00';
-      return {
-        items,
-        rv,
-        continue: encodeContinue(rv, next),
-        remainingItemCount: filtered ? undefined : all.length - i,
-      };
-    }
-    return { items, rv, continue: '' };
-  }
-
-  private relative(key: string): string {
-    return key.slice(this.res.keyRoot.length + 1);
-  }
-
-  /** A (paged) range of the store at revision (0 = latest), filtered, filling up to limit. */
-  private async listFromStore(
-    prefix: string,
-    revision: number,
-    limit: number,
-    startKey: string,
-    match: ((a: ObjectAttrs) => boolean) | undefined,
-    filtered: boolean,
-  ): Promise<ListResult> {
-    const items: CachedObject[] = [];
-    let rev = revision;
-    let start = startKey;
-    let more: boolean;
-    let remaining: number;
-    let lastKey = '';
-    for (;;) {
-      const want = limit ? Math.max(limit - items.length, filtered ? 100 : 0) : 0;
-      const r = await this.storage.range(prefix, {
-        revision: rev || undefined,
-        limit: want,
-        startKey: start,
-      });
-      rev = r.revision;
-      let consumed = 0;
-      for (const kv of r.kvs) {
-        consumed++;
-        const o = this.wrap(kv);
-        if (match && !match(o.attrs)) {
-          lastKey = kv.key;
-          continue;
-        }
-        items.push(o);
-        lastKey = kv.key;
-        if (limit && items.length === limit) break;
-      }
-      more = r.more || consumed < r.kvs.length;
-      remaining = r.remaining + (r.kvs.length - consumed);
-      if (!limit || items.length >= limit || !r.more) break;
-      start = r.kvs[r.kvs.length - 1].key + '\x00';
-    }
-    if (limit && more) {
-      return {
-        items,
-        rv: rev,
-        continue: encodeContinue(rev, this.relative(lastKey) + '\x00'),
-        remainingItemCount: filtered ? undefined : remaining,
-      };
-    }
-    return { items, rv: rev, continue: '' };
+    return this.pages.fromStore(prefix, 0, limit, prefix, match, filtered);
   }
 
   // ---- watch ------------------------------------------------------------------
@@ -400,8 +317,8 @@ export class StoreReader {
         rv !== undefined && this.cacher
           ? await this.listNotOlderThan(prefix, rv, 0, undefined, false)
           : rv === undefined && (await this.cacheIsCurrent())
-            ? this.listFromCache(prefix, 0, undefined, false)
-            : await this.listFromStore(prefix, 0, 0, prefix, undefined, false);
+            ? this.pages.fromCache(prefix, 0, undefined, false)
+            : await this.pages.fromStore(prefix, 0, 0, prefix, undefined, false);
       initial = listed.items;
       from = listed.rv;
     } else {
@@ -427,53 +344,6 @@ export class StoreReader {
         // Older than the cache window: replay from the store's history.
       }
     }
-    return this.storageWatch(filter, from, initial);
-  }
-
-  /** A watcher fed straight from the store (no cache, or history older than the window). */
-  private storageWatch(
-    filter: { prefix: string; match?: (a: ObjectAttrs) => boolean },
-    from: number,
-    initial: CachedObject[] | undefined,
-  ): WatchStream {
-    let sw: ReturnType<Storage['watch']> | null = null;
-    const w = new CacheWatcher(filter, from, 10_000, () => sw?.stop());
-    if (initial)
-      w.preload(
-        initial
-          .filter((o) => !filter.match || filter.match(o.attrs))
-          .map((o) => ({ type: 'ADDED' as const, object: o, rv: o.rv })),
-      );
-    sw = this.storage.watch(filter.prefix, from);
-    const pump = async () => {
-      try {
-        for await (const batch of sw!) for (const ev of batch) w.offer(this.toCacheEvent(ev));
-      } catch (err) {
-        const status =
-          err instanceof StatusError
-            ? err
-            : isStorageError(err, 'Compacted')
-              ? resourceExpired(`too old resource version: ${from} (${err.revision ?? 0})`)
-              : null;
-        if (status) w.push({ type: 'ERROR', rv: w.lastRV, error: status });
-      }
-      w.close();
-    };
-    void pump();
-    return w;
-  }
-
-  private toCacheEvent(ev: StorageEvent): CacheEvent {
-    const prev = ev.prevKv ? this.wrap(ev.prevKv) : null;
-    if (ev.type === 'delete') {
-      return { type: 'DELETED', rv: ev.revision, key: ev.key, object: prev!.withRV(ev.revision), prev };
-    }
-    return {
-      type: ev.type === 'create' ? 'ADDED' : 'MODIFIED',
-      rv: ev.revision,
-      key: ev.key,
-      object: this.wrap(ev.kv!),
-      prev,
-    };
+    return storageWatch(this.storage, (kv) => this.wrap(kv), filter, from, initial);
   }
 }
