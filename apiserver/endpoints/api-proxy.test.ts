@@ -1,17 +1,20 @@
-// nodes/<scheme:name:port>/proxy: request bodies stream to the upstream and its
-// answer comes back; an upstream that answers before reading the body leaves the
-// client's keep-alive connection usable.
+// nodes/, pods/ and services/<id>/proxy: request bodies stream to the upstream and
+// its answer comes back; an upstream that answers before reading the body leaves
+// the client's keep-alive connection usable; pods and services are reached at a
+// pod's IP, never at a loopback one.
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import { startTestAPIServer, testRequester, type TestAPIServer } from '../server/testing';
 
-describe('resource API: proxying to a node', function () {
+describe('resource API: proxying to nodes, pods and services', function () {
   this.timeout(30_000);
   let srv: TestAPIServer;
   let api: ReturnType<typeof testRequester>;
   let upstream: Server;
   let base = '';
+  let port = 0;
 
   before(async () => {
     // /echo answers with the bytes it read; /early answers at once, never reads, and
@@ -24,9 +27,12 @@ describe('resource API: proxying to a node', function () {
       }
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => res.end(Buffer.concat(chunks)));
+      req.on('end', () =>
+        res.end(req.url?.startsWith('/echo') ? Buffer.concat(chunks) : `${req.method} ${req.url}`),
+      );
     });
-    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    await new Promise<void>((r) => upstream.listen(0, '0.0.0.0', r));
+    port = (upstream.address() as AddressInfo).port;
     srv = await startTestAPIServer();
     api = testRequester(srv.config);
     const created = await api('POST', '/api/v1/nodes', {
@@ -38,7 +44,7 @@ describe('resource API: proxying to a node', function () {
       contentType: 'application/merge-patch+json',
     });
     assert.equal(status.status, 200, status.json?.message);
-    base = `/api/v1/nodes/http:proxied:${(upstream.address() as AddressInfo).port}/proxy`;
+    base = `/api/v1/nodes/http:proxied:${port}/proxy`;
   });
   after(async () => {
     await api.close();
@@ -67,5 +73,100 @@ describe('resource API: proxying to a node', function () {
       const next = await api('GET', '/api/v1/nodes/proxied');
       assert.equal(next.status, 200);
     }
+  });
+
+  describe('pods and services', () => {
+    const ns = '/api/v1/namespaces/default';
+    // Pods are reached at their IP, which must not be a loopback one: use this host's address.
+    const hostIP = Object.values(networkInterfaces())
+      .flat()
+      .find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
+
+    const pod = async (name: string, ip: string) => {
+      const spec = { containers: [{ name: 'c', image: 'x', ports: [{ containerPort: port }] }] };
+      const c = await api('POST', `${ns}/pods`, {
+        body: { apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec },
+      });
+      assert.equal(c.status, 201, c.json?.message);
+      const st = await api('PATCH', `${ns}/pods/${name}/status`, {
+        body: { status: { podIP: ip, podIPs: [{ ip }] } },
+        contentType: 'application/merge-patch+json',
+      });
+      assert.equal(st.status, 200, st.json?.message);
+    };
+
+    before(async function () {
+      assert.ok(hostIP, 'this host has no non-loopback IPv4 address');
+      await pod('web', hostIP);
+      await pod('local', '127.0.0.1');
+      const svc = await api('POST', `${ns}/services`, {
+        body: {
+          apiVersion: 'v1',
+          kind: 'Service',
+          metadata: { name: 'web' },
+          spec: { ports: [{ name: 'http', port: 80, targetPort: port }] },
+        },
+      });
+      assert.equal(svc.status, 201, svc.json?.message);
+      const eps = await api('POST', `${ns}/endpoints`, {
+        body: {
+          apiVersion: 'v1',
+          kind: 'Endpoints',
+          metadata: { name: 'web' },
+          subsets: [
+            {
+              addresses: [{ ip: hostIP, targetRef: { kind: 'Pod', namespace: 'default', name: 'web' } }],
+              ports: [{ name: 'http', port }],
+            },
+          ],
+        },
+      });
+      assert.equal(eps.status, 201, eps.json?.message);
+    });
+
+    it('pods/<name>/proxy goes to the pod IP and the first declared port, with path and query', async () => {
+      const r = await api('GET', `${ns}/pods/web/proxy/some/path?a=1`);
+      assert.equal(r.status, 200, r.body.toString());
+      assert.equal(r.body.toString(), 'GET /some/path?a=1');
+      const body = Buffer.from('payload');
+      const echoed = await api('POST', `${ns}/pods/http:web:${port}/proxy/echo`, { body });
+      assert.equal(echoed.body.toString(), 'payload');
+    });
+
+    it('refuses a loopback pod IP and a malformed id', async () => {
+      const r = await api('GET', `${ns}/pods/local/proxy/`);
+      assert.equal(r.status, 400);
+      assert.equal(r.json.message, 'address not allowed');
+      const bad = await api('GET', `${ns}/pods/ftp:web:80/proxy/`);
+      assert.equal(bad.status, 400);
+      assert.equal(bad.json.message, 'invalid pod request "ftp:web:80"');
+    });
+
+    it('services/<name:port>/proxy picks an endpoint of a pod, by port name or number', async () => {
+      for (const id of ['web:http', 'web:80', 'http:web:80']) {
+        const r = await api('GET', `${ns}/services/${id}/proxy/x`);
+        assert.equal(r.status, 200, `${id}: ${r.body.toString()}`);
+        assert.equal(r.body.toString(), 'GET /x');
+      }
+      const noPort = await api('GET', `${ns}/services/web:81/proxy/x`);
+      assert.equal(noPort.status, 503);
+      assert.equal(noPort.json.reason, 'ServiceUnavailable');
+      assert.equal(noPort.json.message, 'no service port 81 found for service "web"');
+      const unnamed = await api('GET', `${ns}/services/web/proxy/x`);
+      assert.equal(unnamed.status, 503);
+      assert.equal(unnamed.json.message, 'no endpoints available for service "web"');
+      const missing = await api('GET', `${ns}/services/nothing/proxy/x`);
+      assert.equal(missing.status, 404);
+    });
+
+    it('exec, attach and portforward need an upgraded connection', async () => {
+      for (const sub of ['exec?command=ls', 'attach', 'portforward']) {
+        const r = await api('POST', `${ns}/pods/web/${sub}`);
+        assert.equal(r.status, 400, sub);
+        assert.equal(r.json.message, 'Upgrade request required');
+        const missing = await api('POST', `${ns}/pods/nothing/${sub}`);
+        assert.equal(missing.status, 404, sub);
+      }
+    });
   });
 });

@@ -9,6 +9,7 @@ import { generateJobSelector } from '../../../shared/api/validation/batch';
 import { crdBehaviour } from '../crd/strategy';
 import { hpaV1ToV2, hpaV2ToV1 } from './hpa-conversion';
 import { kubeletConnectBehaviours, type KubeletConnection } from './pod-log';
+import { podServiceProxyBehaviours } from './pod-service-proxy';
 
 export interface BehaviourOptions {
   eventTTLSeconds: number;
@@ -21,6 +22,10 @@ export interface BehaviourOptions {
   /** How to reach node agents: enables pods/log and nodes/proxy (pod-log.ts). */
   kubelet?: KubeletConnection;
 }
+
+// How long a pods/ or services/ proxy waits to connect and for an answer's headers (Kubernetes'
+// proxy dialer: 30 s).
+const PROXY_TIMEOUT_MS = 30_000;
 
 const RECONCILED = { strategy: { allowCreateOnUpdate: true } };
 
@@ -62,8 +67,12 @@ export function behaviours(o: BehaviourOptions): (group: string, resource: strin
     'apiextensions.k8s.io/customresourcedefinitions': crdBehaviour,
   };
   if (o.services) table['/services'] = o.services;
-  const extras = { ...kubeletConnectBehaviours(o.registry, o.kubelet) };
-  for (const [k, b] of [...Object.entries(extras), ...Object.entries(o.extra ?? {})]) {
+  const extras = [
+    kubeletConnectBehaviours(o.registry, o.kubelet),
+    podServiceProxyBehaviours(o.registry, PROXY_TIMEOUT_MS),
+    o.extra ?? {},
+  ];
+  for (const [k, b] of extras.flatMap((e) => Object.entries(e))) {
     const base = table[k] ?? {};
     table[k] = {
       ...base,

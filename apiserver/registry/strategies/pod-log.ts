@@ -12,6 +12,7 @@ import type { FieldError } from '../../../shared/api/field-errors';
 import { createClientCert, loadOrCreate, type KeyPair } from '../../../shared/pki/certs';
 import type { FlagValues } from '../../../shared/options/flags';
 import { systemContext, type RequestContext } from '../context';
+import { hostPort, parseProxyID } from './pod-service-proxy';
 import type { Registry, ResourceBehaviour, ServedResource, UpstreamLocation } from '../registry';
 
 /** How the apiserver reaches node agents. */
@@ -85,9 +86,6 @@ export function nodeConnectionInfo(node: any, conn: KubeletConnection): { host: 
     `no preferred addresses found; known addresses: ${formatAddresses(addresses)}`,
   );
 }
-
-const hostPort = (host: string, port: number) =>
-  host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
 
 async function getNode(registry: Registry, name: string, ctx: RequestContext): Promise<any> {
   const nodes = registry.preferred('', 'nodes');
@@ -233,14 +231,11 @@ export async function nodeProxyLocation(
   query: URLSearchParams,
   subpath: string,
 ): Promise<UpstreamLocation> {
-  const parts = id.split(':');
-  let scheme = 'https';
-  let name = id;
-  let port: number | undefined;
-  if (parts.length === 3) [scheme, name, port] = [parts[0], parts[1], Number(parts[2])];
-  else if (parts.length === 2) [name, port] = [parts[0], Number(parts[1])];
-  if (!name || (port !== undefined && !(port > 0 && port < 65536)) || !['http', 'https', ''].includes(scheme))
+  const parsed = parseProxyID(id);
+  const port = parsed?.port ? Number(parsed.port) : undefined;
+  if (!parsed || (port !== undefined && !(Number.isInteger(port) && port > 0 && port < 65536)))
     throw badRequest(`invalid node request "${id}"`);
+  const { scheme, name } = parsed;
   const node = await getNode(registry, name, ctx);
   const info = nodeConnectionInfo(node, conn);
   const q = new URLSearchParams(query);
