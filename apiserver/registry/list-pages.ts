@@ -36,7 +36,8 @@ export class ListPages {
       items.push(o);
     }
     if (limit && i < all.length) {
-      // The next page is read from the store at this same revision.
+      // The next page is of this same revision: from the cache while that is still its state,
+      // else from the store.
       const next = this.relative(items[items.length - 1].key) + '\x00';
       return {
         items,
