@@ -133,6 +133,25 @@ describe('resource API: proxying to nodes, pods and services', function () {
       assert.equal(echoed.body.toString(), 'payload');
     });
 
+    it('answers 503 when the upstream cannot be reached, in the words of Go', async () => {
+      const closed = createServer();
+      await new Promise<void>((r) => closed.listen(0, '0.0.0.0', r));
+      const deadPort = (closed.address() as AddressInfo).port;
+      await new Promise((r) => closed.close(r));
+      for (const path of [
+        `${ns}/pods/web:${deadPort}/proxy/`,
+        `/api/v1/nodes/http:proxied:${deadPort}/proxy/`,
+      ]) {
+        const r = await api('GET', path);
+        assert.equal(r.status, 503, path);
+        assert.equal(r.json.reason, 'ServiceUnavailable');
+        assert.match(
+          r.json.message,
+          /^error trying to reach service: dial tcp [\d.]+:\d+: connect: connection refused$/,
+        );
+      }
+    });
+
     it('refuses a loopback pod IP and a malformed id', async () => {
       const r = await api('GET', `${ns}/pods/local/proxy/`);
       assert.equal(r.status, 400);

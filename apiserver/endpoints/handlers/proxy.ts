@@ -63,12 +63,12 @@ export async function handleProxy(s: Scope): Promise<void> {
     res.end();
   } catch (err) {
     if (ac.signal.aborted) return;
-    const e = err as Error & { code?: string };
-    throw new StatusError(
-      500,
-      'InternalError',
-      `${s.req.method ?? 'GET'} "${loc.url}": ${e.code ? `${e.code}: ` : ''}${e.message}`,
-    );
+    const why = transportError(err as Error & { code?: string }, loc.url);
+    // Kubernetes: the proxy subresources answer 503; pods/log reports the failed request.
+    if (sub.name === 'proxy')
+      throw new StatusError(503, 'ServiceUnavailable', `error trying to reach service: ${why}`);
+    const goMethod = method.charAt(0) + method.slice(1).toLowerCase();
+    throw new StatusError(500, 'InternalError', `${goMethod} "${loc.url}": ${why}`);
   } finally {
     if (body && !s.req.readableEnded) {
       s.req.unpipe(body);
@@ -76,5 +76,23 @@ export async function handleProxy(s: Scope): Promise<void> {
       s.req.resume();
     }
     void dispatcher.close();
+  }
+}
+
+/** A connection failure in Go's words (net.Dialer's errors), as Kubernetes reports them. */
+function transportError(e: Error & { code?: string }, url: string): string {
+  const { host, hostname } = new URL(url);
+  switch (e.code) {
+    case 'ECONNREFUSED':
+      return `dial tcp ${host}: connect: connection refused`;
+    case 'EHOSTUNREACH':
+      return `dial tcp ${host}: connect: no route to host`;
+    case 'ETIMEDOUT':
+    case 'UND_ERR_CONNECT_TIMEOUT':
+      return `dial tcp ${host}: i/o timeout`;
+    case 'ENOTFOUND':
+      return `dial tcp: lookup ${hostname}: no such host`;
+    default:
+      return e.code ? `${e.code}: ${e.message}` : e.message;
   }
 }
