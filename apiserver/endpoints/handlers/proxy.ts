@@ -1,4 +1,4 @@
-// Connect subresources (pods/log, pods/exec, nodes/proxy ...): the registry
+// Connect subresources (pods/log; nodes/, pods/ and services/ proxy): the registry
 // says where the request goes; this streams it there and the answer back.
 import { StatusError } from '../../../shared/api/status';
 import { PassThrough } from 'node:stream';
