@@ -205,12 +205,12 @@ describe('controllers/deployment', function () {
       /^Scaled down replica set roll-\w+ from \d to \d$/.test(n),
     );
 
-    // Rollback (kubectl rollout undo): the template of revision 1 again.
-    await deployments().patch(
-      'roll',
-      { spec: { template: { spec: { containers: [{ name: 'v1', image: 'v1' }] } } } },
-      'strategic',
-    );
+    // Rollback as kubectl rollout undo does it: revision 1's template from its ReplicaSet, without
+    // the pod-template-hash label, and with metadata.creationTimestamp null as Go writes it.
+    const template = structuredClone(first.spec.template);
+    delete template.metadata.labels['pod-template-hash'];
+    template.metadata.creationTimestamp = null;
+    await deployments().patch('roll', [{ op: 'replace', path: '/spec/template', value: template }], 'json');
     const back = await rolledOut('roll');
     assert.equal(back.metadata.annotations!['deployment.kubernetes.io/revision'], '3');
     const after = await setsOf('roll');

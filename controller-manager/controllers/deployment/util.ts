@@ -1,7 +1,7 @@
 // pkg/controller/deployment/util: revisions and their annotations, the new and
 // old ReplicaSets of a Deployment, surge/unavailability fenceposts, replica
 // counts and the conditions `kubectl rollout status` reads.
-import { clone, jsonEqual, parseTime, type Obj } from '../util/base';
+import { jsonEqual, parseTime, withoutNullMembers, type Obj } from '../util/base';
 import { scaledValue } from '../util/intstr';
 import type { Condition } from '../util/conditions';
 
@@ -76,7 +76,8 @@ export function bySizeOlder(a: Obj, b: Obj): number {
 }
 
 function withoutHash(template: any): any {
-  const t = clone(template ?? {});
+  // kubectl rollout undo sends templates with "creationTimestamp": null; Go sees no difference.
+  const t = withoutNullMembers(template ?? {});
   if (t.metadata?.labels) {
     delete t.metadata.labels[POD_TEMPLATE_HASH];
     if (!Object.keys(t.metadata.labels).length) delete t.metadata.labels;

@@ -67,6 +67,15 @@ export function errMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+/** A deep copy without null object members: Go decodes null to the zero value, as if absent. */
+export function withoutNullMembers<T>(v: T): T {
+  if (Array.isArray(v)) return v.map(withoutNullMembers) as T;
+  if (v === null || typeof v !== 'object') return v;
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) if (x !== null && x !== undefined) out[k] = withoutNullMembers(x);
+  return out as T;
+}
+
 /** Deep equality of JSON values (key order ignored). */
 export function jsonEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;

@@ -11,13 +11,16 @@ export function safeEncodeString(s: string): string {
   return out;
 }
 
-/** JSON with object keys in sorted order (undefined members dropped). */
+/**
+ * JSON with object keys in sorted order, undefined and null members dropped (Go hashes the
+ * decoded struct, where a null member is the zero value, as if absent).
+ */
 export function canonicalJSON(v: unknown): string {
   if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
   if (Array.isArray(v)) return `[${v.map((x) => (x === undefined ? 'null' : canonicalJSON(x))).join(',')}]`;
   const o = v as Record<string, unknown>;
   const keys = Object.keys(o)
-    .filter((k) => o[k] !== undefined)
+    .filter((k) => o[k] !== undefined && o[k] !== null)
     .sort();
   return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJSON(o[k])}`).join(',')}}`;
 }
