@@ -1,7 +1,14 @@
 // Compiles one encoder and one decoder per proto message, on first use, as
 // generated JavaScript: static property names and inlined tags let V8 keep
 // every field access monomorphic, with no per-field lookup at run time.
-import { planOf, PROTO_SCALARS, type Entry, type FieldPlan, type MessagePlan } from './protobuf-plan';
+import {
+  omittedWhenZero,
+  planOf,
+  PROTO_SCALARS,
+  type Entry,
+  type FieldPlan,
+  type MessagePlan,
+} from './protobuf-plan';
 import { badValue, specialCodec, type Codec } from './protobuf-special';
 import { compareKeys, MAX_DEPTH, setKey, tagBytes, type Reader } from './protobuf-wire';
 
@@ -263,7 +270,9 @@ class Gen {
     }
     const store = f.repeated
       ? `{ const a = o[${key}]; if (a === undefined) o[${key}] = [${y}]; else a.push(${y}); }`
-      : `o[${key}] = ${y};`;
+      : omittedWhenZero(this.plan.name, f.json)
+        ? `if (${y} !== "" && ${y} !== 0 && ${y} !== false) o[${key}] = ${y};`
+        : `o[${key}] = ${y};`;
     let out = `case ${f.n * 8 + wt}: { ${this.decElem(f.type, y, 'end')} ${store} break; }`;
     if (f.repeated && wt !== 2) {
       // Accept packed encoding of repeated numbers too.

@@ -3,6 +3,7 @@
 // int-or-string, quantities, times, bytes, embedded JSON, flattened fields).
 // Independent of the codec's own plan, so the round-trip tests check it.
 import { allTypes } from '../api/schema';
+import { omittedWhenZero } from './protobuf-plan';
 import type { FieldSchema, TypeSchema } from '../api/schema-types';
 
 export interface FixtureOptions {
@@ -64,6 +65,8 @@ class Gen {
       const refs = [f.ref, f.items?.ref, f.values?.ref, f.values?.items?.ref].filter(Boolean) as string[];
       if (refs.some((r) => !this.recursionOk(r))) continue;
       out[prop] = this.field(prop, f);
+      // Go drops false of a non-pointer omitempty field: such a fixture would not round-trip.
+      if (out[prop] === false && t.protoMessage && omittedWhenZero(t.protoMessage, prop)) out[prop] = true;
     }
     this.stack.pop();
     return out;

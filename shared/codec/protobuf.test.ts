@@ -326,3 +326,44 @@ describe('protobuf codec: kinds and values', () => {
     assert.deepStrictEqual(decodeObject(encodeObject(cm)), cm);
   });
 });
+
+describe('protobuf codec: zero values as Go writes them', () => {
+  it('drops the zeros of non-pointer omitempty fields, keeps those of pointer fields', () => {
+    // What kubectl create deployment sends: every non-pointer field, zero or not.
+    const sent = {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'web', namespace: '', uid: '', generation: 0 },
+      spec: {
+        replicas: 0,
+        revisionHistoryLimit: 0,
+        minReadySeconds: 0,
+        paused: false,
+        selector: { matchLabels: { app: 'web' } },
+        template: {
+          metadata: { name: '', namespace: '', labels: { app: 'web' } },
+          spec: {
+            containers: [{ name: 'c', image: 'x', workingDir: '', stdin: false, tty: false }],
+            hostNetwork: false,
+            nodeName: '',
+            terminationGracePeriodSeconds: 0,
+            automountServiceAccountToken: false,
+          },
+        },
+      },
+    };
+    const got = decodeObject(encodeObject(sent));
+    assert.deepEqual(got.metadata, { name: 'web' });
+    assert.deepEqual(got.spec.template.metadata, { labels: { app: 'web' } });
+    assert.deepEqual(got.spec.template.spec.containers, [{ name: 'c', image: 'x' }]);
+    assert.equal('minReadySeconds' in got.spec, false);
+    assert.equal('paused' in got.spec, false);
+    assert.equal('hostNetwork' in got.spec.template.spec, false);
+    assert.equal('nodeName' in got.spec.template.spec, false);
+    // Pointers: a zero is a value.
+    assert.equal(got.spec.replicas, 0);
+    assert.equal(got.spec.revisionHistoryLimit, 0);
+    assert.equal(got.spec.template.spec.terminationGracePeriodSeconds, 0);
+    assert.equal(got.spec.template.spec.automountServiceAccountToken, false);
+  });
+});
