@@ -152,10 +152,12 @@ export class GenericStore {
     else delete md.generation;
     if (this.res.hasStatus && !this.opts.strategy.keepStatusOnCreate && obj.status !== undefined)
       delete obj.status;
-    this.opts.strategy.prepareForCreate?.(obj, ctx);
     this.opts.schema.applyDefaults(obj);
     await this.opts.strategy.authorizeWrite?.(obj, null, ctx);
+    // Kubernetes' order: managedFields and mutating admission see the object as sent (and
+    // defaulted); what the strategy then sets (a Job's selector ...) belongs to no manager.
     if (hooks.mutate) obj = await hooks.mutate(obj, null);
+    this.opts.strategy.prepareForCreate?.(obj, ctx);
     const errs = [
       ...this.opts.schema.validate(obj, ctx.internal),
       ...(this.opts.strategy.validate?.(obj, ctx) ?? []),
@@ -326,13 +328,14 @@ export class GenericStore {
       else nmd[f] = oldMd[f];
     }
     delete nmd.selfLink;
-    if (!sub) this.opts.strategy.prepareForUpdate?.(obj, old, ctx);
-    if (this.opts.strategy.tracksGeneration && !sub && !jsonEqual(obj.spec, old.spec)) {
-      nmd.generation = (oldMd.generation ?? 0) + 1;
-    }
     this.opts.schema.applyDefaults(obj);
     if (!sub) await this.opts.strategy.authorizeWrite?.(obj, old, ctx);
+    // As on create: managedFields and mutating admission first, then the strategy.
     if (hooks.mutate) obj = await hooks.mutate(obj, old);
+    if (!sub) this.opts.strategy.prepareForUpdate?.(obj, old, ctx);
+    if (this.opts.strategy.tracksGeneration && !sub && !jsonEqual(obj.spec, old.spec)) {
+      metaOf(obj).generation = (oldMd.generation ?? 0) + 1;
+    }
     // Validation sees the version being replaced (the precondition was checked above).
     obj.metadata.resourceVersion = oldMd.resourceVersion;
     const schema = this.opts.schema;
