@@ -27,14 +27,15 @@ import type { BackendResult, LoadRow, RunResult } from './lib/results';
 import {
   configMapsInstance,
   type Ctx,
+  loadRow,
   type Options,
   podsInstance,
   type Scenario,
   SCENARIOS,
 } from './lib/scenarios';
-import { median, quantile } from './lib/stats';
+import { median } from './lib/stats';
 import { Api } from './lib/api';
-import { type LoadFigures, splitLoad, Workers } from './lib/workers';
+import { splitLoad, Workers } from './lib/workers';
 
 const REPO = resolve(DIST, '..');
 
@@ -120,16 +121,6 @@ function options(): Options {
 const t0 = Date.now();
 const log = (s: string) => console.error(`[${((Date.now() - t0) / 1000).toFixed(0).padStart(4)} s] ${s}`);
 
-function row(f: LoadFigures): LoadRow {
-  return {
-    concurrency: f.concurrency,
-    rate: f.rate,
-    p50: quantile(f.lat, 0.5),
-    p99: quantile(f.lat, 0.99),
-    errors: f.errors,
-  };
-}
-
 async function main(): Promise<void> {
   const opts = options();
   const { commit, dirty } = gitInfo(REPO);
@@ -190,7 +181,7 @@ async function main(): Promise<void> {
           });
           const c = cpu.read();
           return {
-            ...row(f),
+            ...loadRow(f),
             other: noise.read(),
             apiserverCpu: c.cores[0],
             clientCpu: c.cores.slice(1).reduce((x, y) => x + y, 0),

@@ -2,7 +2,7 @@
 // backend. Instance A (configmaps) serves start/idle, create, get and watch;
 // instance B (pods) serves memory, list and restart-with-data, so the objects
 // of one scenario never weigh on another's figures.
-export { type Ctx, type Options, type Scenario, SCENARIOS } from './context';
+export { type Ctx, loadRow, type Options, type Scenario, SCENARIOS } from './context';
 export { Instance } from './instance';
 export { coldStarts } from './start';
 export { createScenario } from './create';
