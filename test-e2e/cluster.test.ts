@@ -56,6 +56,15 @@ describe('a local cluster end to end', function () {
       assert.match(p.spec.nodeName, /^tkube-node-[12]$/);
       assert.match(p.status.podIP, /^10\.244\.\d+\.\d+$/);
     }
+    // kubectl create deployment sends Protobuf: none of the zeros Go writes shows up.
+    const template = (await json('get', 'deployment', 'web')).spec.template;
+    assert.deepEqual(Object.keys(template.metadata).sort(), ['labels']);
+    assert.equal('stdin' in template.spec.containers[0], false);
+    assert.equal('hostNetwork' in template.spec, false);
+    // The apiserver's own EndpointSlice outlives the endpointslice controller's syncs.
+    const slice = await json('get', 'endpointslice', 'kubernetes', '-n', 'default');
+    assert.equal(slice.ports[0].name, 'https');
+    assert.equal(slice.endpoints.length, 1);
     const logs = await ok('logs', pods[0].metadata.name);
     assert.ok(logs.trim().length > 0, 'the fake runtime wrote log lines');
     await ok('scale', 'deployment', 'web', '--replicas=1');

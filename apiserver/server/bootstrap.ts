@@ -170,13 +170,9 @@ export class KubernetesServiceReconciler {
     const slice = {
       apiVersion: 'discovery.k8s.io/v1',
       kind: 'EndpointSlice',
-      metadata: {
-        name: 'kubernetes',
-        labels: {
-          'kubernetes.io/service-name': 'kubernetes',
-          'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.k8s.io',
-        },
-      },
+      // Only the service-name label, as Kubernetes writes it: a managed-by label would hand the
+      // slice to the endpointslice controller, which deletes slices of selector-less services.
+      metadata: { name: 'kubernetes', labels: { 'kubernetes.io/service-name': 'kubernetes' } },
       addressType: 'IPv4',
       endpoints: masters.map((m) => ({
         addresses: [m.ip],
