@@ -307,7 +307,6 @@ export class GarbageCollector {
       this.attemptToOrphan.shutDown();
     };
     signal.addEventListener('abort', stopQueues, { once: true });
-    this.ctx.log.info('Starting controller');
     for (;;) {
       try {
         await this.resyncMonitors();
