@@ -28,12 +28,18 @@ export function parseProxyID(id: string): ProxyID | undefined {
 export const hostPort = (host: string, port: number | string) =>
   host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
 
-/** net.IP.IsGlobalUnicast: not unspecified, loopback, link-local, multicast or broadcast. */
+/** Go's net.IP.IsGlobalUnicast: not unspecified, loopback, link-local, multicast or broadcast. */
 function isGlobalUnicast(ip: string): boolean {
   const v = isIP(ip);
   if (v === 4) {
     const [a, b] = ip.split('.').map(Number);
-    return !(a === 0 || a === 127 || a >= 224 || (a === 169 && b === 254));
+    return !(
+      ip === '0.0.0.0' ||
+      a === 127 ||
+      (a >= 224 && a < 240) ||
+      ip === '255.255.255.255' ||
+      (a === 169 && b === 254)
+    );
   }
   if (v === 6) {
     const l = ip.toLowerCase();
