@@ -98,7 +98,7 @@ export function summary(src: StatsSources, onlyCpuAndMemory = false): any {
       {
         name: 'pods',
         startTime: rfc3339(src.startTime),
-        cpu: { time: now, usageNanoCores: 0, usageCoreNanoSeconds: 0 },
+        cpu: idleCpu(now),
         memory: { time: now, availableBytes: r?.memory.available ?? 0, usageBytes: 0, workingSetBytes: 0 },
       },
     ],
@@ -119,56 +119,22 @@ export function summary(src: StatsSources, onlyCpuAndMemory = false): any {
     const containers = containersOf(p).map((c) => ({
       name: c.name,
       startTime: rfc3339(c.startedAt ?? p.startTime ?? Date.now()),
-      cpu: { time: now, usageNanoCores: 0, usageCoreNanoSeconds: 0 },
-      memory: {
-        time: now,
-        usageBytes: 0,
-        workingSetBytes: 0,
-        rssBytes: 0,
-        pageFaults: 0,
-        majorPageFaults: 0,
-      },
-      ...(onlyCpuAndMemory
-        ? {}
-        : {
-            rootfs: {
-              time: now,
-              availableBytes: fs?.availableBytes ?? 0,
-              capacityBytes: fs?.capacityBytes ?? 0,
-              usedBytes: 0,
-            },
-            logs: {
-              time: now,
-              availableBytes: fs?.availableBytes ?? 0,
-              capacityBytes: fs?.capacityBytes ?? 0,
-              usedBytes: c.logBytes,
-            },
-          }),
+      cpu: idleCpu(now),
+      memory: idleMemory(now),
+      ...(onlyCpuAndMemory ? {} : { rootfs: fsUsage(now, fs, 0), logs: fsUsage(now, fs, c.logBytes) }),
     }));
     const logBytes = containers.reduce((a, c: any) => a + (c.logs?.usedBytes ?? 0), 0);
     return {
       podRef: { name: md.name, namespace: md.namespace, uid: p.uid },
       startTime: rfc3339(p.startTime ?? Date.now()),
       containers,
-      cpu: { time: now, usageNanoCores: 0, usageCoreNanoSeconds: 0 },
-      memory: {
-        time: now,
-        usageBytes: 0,
-        workingSetBytes: 0,
-        rssBytes: 0,
-        pageFaults: 0,
-        majorPageFaults: 0,
-      },
+      cpu: idleCpu(now),
+      memory: idleMemory(now),
       ...(onlyCpuAndMemory
         ? {}
         : {
             network: { time: now, interfaces: [] },
-            'ephemeral-storage': {
-              time: now,
-              availableBytes: fs?.availableBytes ?? 0,
-              capacityBytes: fs?.capacityBytes ?? 0,
-              usedBytes: logBytes,
-            },
+            'ephemeral-storage': fsUsage(now, fs, logBytes),
             process_stats: { process_count: 0 },
           }),
     };
@@ -318,3 +284,21 @@ export function resourceMetrics(src: StatsSources): string {
     .set(undefined, 0);
   return reg.expose();
 }
+
+// The fake runtime's containers use no CPU or memory; their files live on the node's filesystem.
+const idleCpu = (time: string) => ({ time, usageNanoCores: 0, usageCoreNanoSeconds: 0 });
+
+const idleMemory = (time: string) => ({
+  time,
+  usageBytes: 0,
+  workingSetBytes: 0,
+  rssBytes: 0,
+  pageFaults: 0,
+  majorPageFaults: 0,
+});
+
+const fsUsage = (
+  time: string,
+  fs: { availableBytes: number; capacityBytes: number } | undefined,
+  usedBytes: number,
+) => ({ time, availableBytes: fs?.availableBytes ?? 0, capacityBytes: fs?.capacityBytes ?? 0, usedBytes });
