@@ -62,9 +62,24 @@ export class Discovery {
     return (await this.load()).resources;
   }
 
-  /** The resources of each group's preferred version (client-go ServerPreferredResources). */
+  /**
+   * client-go's ServerPreferredResources: per group, each resource in the first of the group's
+   * versions (in preference order) that serves it.
+   */
   async serverPreferredResources(): Promise<DiscoveredResource[]> {
-    return (await this.load()).resources.filter((r) => r.preferred);
+    const { groups, resources } = await this.load();
+    const out: DiscoveredResource[] = [];
+    for (const g of groups) {
+      const seen = new Set<string>();
+      for (const v of g.versions) {
+        for (const r of resources) {
+          if (r.group !== g.name || r.version !== v || seen.has(r.resource)) continue;
+          seen.add(r.resource);
+          out.push(r);
+        }
+      }
+    }
+    return out;
   }
 
   /** Preferred resources that support all the given verbs (e.g. ["list", "delete"]). */

@@ -22,24 +22,10 @@ interface Monitor {
 const gvrKey = (r: { group: string; version: string; resource: string }) =>
   `${r.group}/${r.version}/${r.resource}`;
 
-/** Deletable resources (kube's GetDeletableResources): preferred versions supporting delete, list and watch. */
+/** Deletable resources (kube's GetDeletableResources): preferred ones supporting delete, list and watch. */
 export async function deletableResources(client: Client): Promise<DiscoveredResource[]> {
-  const disco = client.discovery();
-  const [groups, all] = await Promise.all([disco.serverGroups(), disco.serverResources()]);
-  const out: DiscoveredResource[] = [];
-  for (const g of groups) {
-    const seen = new Set<string>();
-    for (const v of g.versions) {
-      for (const r of all) {
-        if (r.group !== g.name || r.version !== v || seen.has(r.resource)) continue;
-        seen.add(r.resource);
-        if (IGNORED.has(`${r.group}/${r.resource}`)) continue;
-        if (!['delete', 'list', 'watch'].every((verb) => r.verbs.includes(verb))) continue;
-        out.push(r);
-      }
-    }
-  }
-  return out;
+  const resources = await client.discovery().resourcesWithVerbs(['delete', 'list', 'watch']);
+  return resources.filter((r) => !IGNORED.has(`${r.group}/${r.resource}`));
 }
 
 export class GraphMonitors {

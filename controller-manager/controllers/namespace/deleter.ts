@@ -157,21 +157,9 @@ class ConditionUpdater {
   }
 }
 
-/** Preferred namespaced resources (discovery.ServerPreferredNamespacedResources): per group, the first version serving each name. */
+/** Preferred namespaced resources (discovery.ServerPreferredNamespacedResources). */
 export async function preferredNamespacedResources(disco: Discovery): Promise<DiscoveredResource[]> {
-  const [groups, all] = await Promise.all([disco.serverGroups(), disco.serverResources()]);
-  const out: DiscoveredResource[] = [];
-  for (const g of groups) {
-    const seen = new Set<string>();
-    for (const v of g.versions) {
-      for (const r of all) {
-        if (r.group !== g.name || r.version !== v || !r.namespaced || seen.has(r.resource)) continue;
-        seen.add(r.resource);
-        out.push(r);
-      }
-    }
-  }
-  return out;
+  return (await disco.serverPreferredResources()).filter((r) => r.namespaced);
 }
 
 export class NamespacedResourcesDeleter {
