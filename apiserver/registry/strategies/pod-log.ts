@@ -12,7 +12,7 @@ import type { FieldError } from '../../../shared/api/field-errors';
 import { createClientCert, loadOrCreate, type KeyPair } from '../../../shared/pki/certs';
 import type { FlagValues } from '../../../shared/options/flags';
 import { systemContext, type RequestContext } from '../context';
-import { hostPort, parseProxyID } from './pod-service-proxy';
+import { hostPort, proxyIDOf } from './pod-service-proxy';
 import type { Registry, ResourceBehaviour, ServedResource, UpstreamLocation } from '../registry';
 
 /** How the apiserver reaches node agents. */
@@ -231,11 +231,10 @@ export async function nodeProxyLocation(
   query: URLSearchParams,
   subpath: string,
 ): Promise<UpstreamLocation> {
-  const parsed = parseProxyID(id);
-  const port = parsed?.port ? Number(parsed.port) : undefined;
-  if (!parsed || (port !== undefined && !(Number.isInteger(port) && port > 0 && port < 65536)))
+  const { scheme, name, port: portText } = proxyIDOf(id, 'node');
+  const port = portText ? Number(portText) : undefined;
+  if (port !== undefined && !(Number.isInteger(port) && port > 0 && port < 65536))
     throw badRequest(`invalid node request "${id}"`);
-  const { scheme, name } = parsed;
   const node = await getNode(registry, name, ctx);
   const info = nodeConnectionInfo(node, conn);
   const q = new URLSearchParams(query);

@@ -16,13 +16,20 @@ export interface ProxyID {
 }
 
 /** Splits "[scheme:]name[:port]" (net.SplitSchemeNamePort); undefined when malformed. */
-export function parseProxyID(id: string): ProxyID | undefined {
+function parseProxyID(id: string): ProxyID | undefined {
   const parts = id.split(':');
   if (parts.length > 3) return undefined;
   // name | name:port | scheme:name:port
   const [scheme, name, port] = parts.length === 3 ? parts : ['', parts[0], parts[1] ?? ''];
   if (!name || !['', 'http', 'https'].includes(scheme)) return undefined;
   return { scheme, name, port };
+}
+
+/** parseProxyID, or 400 naming what was asked for ("pod", "service", "node"). */
+export function proxyIDOf(rawID: string, what: string): ProxyID {
+  const id = parseProxyID(rawID);
+  if (!id) throw badRequest(`invalid ${what} request "${rawID}"`);
+  return id;
 }
 
 export const hostPort = (host: string, port: number | string) =>
@@ -88,8 +95,7 @@ export async function podProxyLocation(
   subpath: string,
   timeoutMs: number,
 ): Promise<UpstreamLocation> {
-  const id = parseProxyID(rawID);
-  if (!id) throw badRequest(`invalid pod request "${rawID}"`);
+  const id = proxyIDOf(rawID, 'pod');
   const pod = await getObject(registry, 'pods', ctx, id.name);
   // No port given: the first port a container declares.
   let port = id.port;
@@ -112,8 +118,7 @@ export async function serviceProxyLocation(
   subpath: string,
   timeoutMs: number,
 ): Promise<UpstreamLocation> {
-  const id = parseProxyID(rawID);
-  if (!id) throw badRequest(`invalid service request "${rawID}"`);
+  const id = proxyIDOf(rawID, 'service');
   const unavailable = (msg: string) => new StatusError(503, 'ServiceUnavailable', msg);
   // A port number stands for the name of the service port that has it.
   let portName = id.port;
