@@ -43,6 +43,40 @@ export interface RuntimeImage {
   sizeBytes: number;
 }
 
+/** What the agent resolved for one container before creating it (env sources looked up, volumes set up). */
+export interface ContainerConfig {
+  /** The container's environment, in order, every value source already resolved. */
+  env: { name: string; value: string }[];
+  /** Bind mounts: a directory or file on the node at a path in the container. */
+  mounts: { containerPath: string; hostPath: string; readOnly: boolean }[];
+}
+
+/** The addresses of a pod's sandbox. */
+export interface SandboxResult {
+  /** Pod IPs the runtime's network gave the sandbox; empty when the agent assigns them (fake). */
+  podIPs: string[];
+}
+
+/** A streaming session the runtime serves at a URL (CRI Exec, Attach, PortForward). */
+export type StreamRequest =
+  | {
+      kind: 'exec';
+      containerID: string;
+      cmd: string[];
+      tty: boolean;
+      stdin: boolean;
+      stdout: boolean;
+      stderr: boolean;
+    }
+  | { kind: 'attach'; containerID: string; tty: boolean; stdin: boolean; stdout: boolean; stderr: boolean }
+  | { kind: 'portforward'; podUID: string; ports: number[] };
+
+export interface ExecSyncResult {
+  exitCode: number;
+  stdout: Buffer;
+  stderr: Buffer;
+}
+
 export interface ContainerRuntime {
   /** "fake": the scheme of container IDs and of containerRuntimeVersion. */
   readonly type: string;
@@ -50,6 +84,13 @@ export interface ContainerRuntime {
   hasImage(image: string): boolean;
   pullImage(image: string): Promise<PullResult>;
   images(): RuntimeImage[];
+  /**
+   * Makes sure the pod's sandbox (network namespace, address) exists; called before its first
+   * container and on every sync. Absent: the runtime has no sandboxes (fake).
+   */
+  ensureSandbox?(pod: any): Promise<SandboxResult>;
+  /** Stops and removes the pod's sandbox and whatever is left in it. */
+  removeSandbox?(podUID: string): Promise<void>;
   /** Creates a container of pod (its spec `container`) writing its log to logPath. */
   createContainer(
     pod: any,
@@ -57,6 +98,7 @@ export interface ContainerRuntime {
     kind: ContainerKind,
     attempt: number,
     logPath: string,
+    config?: ContainerConfig,
   ): Promise<ContainerRecord>;
   startContainer(id: string): Promise<void>;
   /** Asks the container to stop (SIGTERM), killing it after gracePeriodSeconds; resolves once it exited. */
@@ -74,6 +116,10 @@ export interface ContainerRuntime {
     logPath: string,
   ): ContainerRecord | undefined;
   container(id: string): ContainerRecord | undefined;
+  /** Runs a command in a container and waits for it (CRI ExecSync): exec probes, /run. Absent: nothing runs (fake). */
+  execSync?(containerID: string, cmd: string[], timeoutSeconds: number): Promise<ExecSyncResult>;
+  /** The runtime streaming server's URL for one exec/attach/port-forward session. Absent: nothing runs (fake). */
+  streamURL?(req: StreamRequest): Promise<string>;
   /** The containers of a pod, oldest first. */
   containers(podUID: string): ContainerRecord[];
   /** Called whenever a container exits (on its own or stopped). */
