@@ -4,7 +4,12 @@
 import { Command } from 'commander';
 import { relative, resolve } from 'node:path';
 import { containerdMissing } from '../shared/cluster/containerd';
-import { LocalCluster, stopRecordedCluster, type NodeRuntime, type Step } from '../shared/cluster/local-cluster';
+import {
+  LocalCluster,
+  stopRecordedCluster,
+  type NodeRuntime,
+  type Step,
+} from '../shared/cluster/local-cluster';
 import { writeComponentKubeconfig } from '../shared/cluster/credentials';
 
 const LABELS: Record<Step, string> = {
@@ -55,7 +60,9 @@ function chooseRuntime(asked: string | undefined): NodeRuntime {
   if (asked === 'containerd' && missing) throw new Error(`--runtime containerd: ${missing}`);
   if (asked) return asked;
   if (!missing) return 'containerd';
-  console.log(`Nodes use the fake runtime (no processes run): ${missing} (scripts/setup.sh installs it as root).`);
+  console.log(
+    `Nodes use the fake runtime (no processes run): ${missing} (scripts/setup.sh installs it as root).`,
+  );
   return 'fake';
 }
 
@@ -81,7 +88,10 @@ program
     '--runtime <runtime>',
     'how nodes run pods: containerd (a containerd per node, real containers) or fake (no processes); default: containerd when it is installed',
   )
-  .option('--registries <file>', 'registry mirrors for containerd, as k3s\' registries.yaml (mirrors: {docker.io: {endpoint: [...]}})')
+  .option(
+    '--registries <file>',
+    "registry mirrors for containerd, as k3s' registries.yaml (mirrors: {docker.io: {endpoint: [...]}})",
+  )
   .option('--detach', 'leave the cluster running in the background (stop it with tkube down)')
   .action(async (o) => {
     const runtime = chooseRuntime(o.runtime);

@@ -11,15 +11,7 @@ export const KUBELET_CONFIG_API_VERSION = 'kubelet.config.k8s.io/v1beta1';
 export const KUBELET_CONFIG_KIND = 'KubeletConfiguration';
 
 type FieldKind =
-  | 'string'
-  | 'strings'
-  | 'int'
-  | 'bool'
-  | 'duration'
-  | 'evictionMap'
-  | 'taints'
-  | 'headers'
-  | 'gates';
+  'string' | 'strings' | 'int' | 'bool' | 'duration' | 'evictionMap' | 'taints' | 'headers' | 'gates';
 
 /** KubeletConfiguration field path → flag (camelCase attribute) and how to read it. */
 const FIELDS: [string, string, FieldKind][] = [

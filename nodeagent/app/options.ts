@@ -196,7 +196,7 @@ const runtime: FlagSpec[] = [
     name: 'pod-infra-container-image',
     type: 'string',
     default: 'registry.k8s.io/pause:3.10',
-    help: 'Specified image will not be pruned by the image garbage collector. The sandbox image itself is set in the container runtime\'s configuration.',
+    help: "Specified image will not be pruned by the image garbage collector. The sandbox image itself is set in the container runtime's configuration.",
   },
   {
     name: 'cluster-dns',
@@ -207,7 +207,7 @@ const runtime: FlagSpec[] = [
     name: 'cluster-domain',
     type: 'string',
     default: '',
-    help: 'Domain for this cluster. If set, kubelet will configure all containers to search this domain in addition to the host\'s search domains.',
+    help: "Domain for this cluster. If set, kubelet will configure all containers to search this domain in addition to the host's search domains.",
   },
   {
     name: 'resolv-conf',
@@ -219,7 +219,7 @@ const runtime: FlagSpec[] = [
     name: 'cgroup-root',
     type: 'string',
     default: '',
-    help: 'Optional root cgroup to use for pods. This is handled by the container runtime on a best effort basis. Default: \'\', which means use the container runtime default.',
+    help: "Optional root cgroup to use for pods. This is handled by the container runtime on a best effort basis. Default: '', which means use the container runtime default.",
   },
 ];
 

@@ -17,8 +17,10 @@ export class CriError extends Error {
   }
 }
 
-export const isUnimplemented = (err: unknown) => err instanceof CriError && err.code === grpc.status.UNIMPLEMENTED;
-export const isNotFoundError = (err: unknown) => err instanceof CriError && err.code === grpc.status.NOT_FOUND;
+export const isUnimplemented = (err: unknown) =>
+  err instanceof CriError && err.code === grpc.status.UNIMPLEMENTED;
+export const isNotFoundError = (err: unknown) =>
+  err instanceof CriError && err.code === grpc.status.NOT_FOUND;
 
 /** kubelet's endpoint forms: unix:///path, a bare /path, or npipe/tcp addresses grpc-js understands. */
 export function grpcTarget(endpoint: string): string {
@@ -35,7 +37,14 @@ export interface CriClientOptions {
   requestTimeoutMs: number;
 }
 
-const DECODE: any = { longs: String, enums: String, defaults: true, arrays: true, objects: true, bytes: Buffer };
+const DECODE: any = {
+  longs: String,
+  enums: String,
+  defaults: true,
+  arrays: true,
+  objects: true,
+  bytes: Buffer,
+};
 
 export class CriClient {
   private readonly runtime: grpc.Client;

@@ -83,7 +83,9 @@ export class CriImages {
     const started = this.clock.now();
     const had = this.has(image);
     const host = registryOf(image);
-    const matching = auths.filter((a) => registryOf(`${a.serverAddress.replace(/^https?:\/\//, '')}/x`) === host);
+    const matching = auths.filter(
+      (a) => registryOf(`${a.serverAddress.replace(/^https?:\/\//, '')}/x`) === host,
+    );
     const attempts: (RegistryAuth | undefined)[] = matching.length ? matching : [undefined];
     let lastErr: unknown;
     for (const auth of attempts) {

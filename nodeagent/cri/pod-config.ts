@@ -50,7 +50,10 @@ function hostResolv(path: string): { servers: string[]; searches: string[]; opti
  * resolv.conf when none is configured, as kubelet does with its MissingClusterDNS event),
  * Default the host's, None only the pod's dnsConfig, which is merged in every case.
  */
-export function podDNS(pod: any, o: PodConfigOptions): { servers: string[]; searches: string[]; options: string[] } {
+export function podDNS(
+  pod: any,
+  o: PodConfigOptions,
+): { servers: string[]; searches: string[]; options: string[] } {
   let policy: string = pod.spec?.dnsPolicy ?? 'ClusterFirst';
   if (policy === 'ClusterFirstWithHostNet') policy = 'ClusterFirst';
   else if (policy === 'ClusterFirst' && pod.spec?.hostNetwork) policy = 'Default';

@@ -22,6 +22,7 @@ interface Facts {
   services: Record<string, { rpcs: { name: string; request: string; response: string; since: string }[] }>;
   messages: Record<string, { fields: FactField[]; newer?: boolean }>;
   enums: Record<string, { values: Record<string, number> }>;
+  changedTypes: { message: string; field: string; number: number; older: string; newer: string }[];
 }
 
 const SCALARS = new Set([
@@ -71,6 +72,9 @@ export function criSchema(): CriSchema {
     return at;
   };
   const leaf = (name: string) => name.split('.').pop()!;
+  // Where a field's type changed, the older one: the wire is the same, and containerd 1.6 checks
+  // KeyValue.value (env values) as the UTF-8 string it was, which a string field always is.
+  const older = new Map(facts.changedTypes.map((c) => [`${c.message}.${c.number}`, c.older]));
   const names = [...Object.keys(facts.messages), ...Object.keys(facts.enums)].sort(byDepth);
   for (const name of names) {
     const parent = parentOf(name);
@@ -81,10 +85,16 @@ export function criSchema(): CriSchema {
     // An empty proto3 type first (see the facts' README: no proto2 features, packed repeated scalars).
     const t = protobuf.Type.fromJSON(leaf(name), { fields: {}, edition: 'proto3' } as any);
     for (const f of facts.messages[name].fields) {
+      f.type = older.get(`${name}.${f.number}`) ?? f.type;
       if (f.map) t.add(new protobuf.MapField(camel(f.name), f.number, f.map.keyType, ref(f.map.valueType)));
       else
         t.add(
-          new protobuf.Field(camel(f.name), f.number, ref(f.type), f.label === 'repeated' ? 'repeated' : undefined),
+          new protobuf.Field(
+            camel(f.name),
+            f.number,
+            ref(f.type),
+            f.label === 'repeated' ? 'repeated' : undefined,
+          ),
         );
     }
     parent.add(t);

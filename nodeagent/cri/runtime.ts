@@ -94,7 +94,11 @@ export class CriRuntime implements ContainerRuntime {
   async init(): Promise<void> {
     const v = await this.o.client.call('Version', { version: 'v1' });
     this.version = v.runtimeVersion;
-    log.info('container runtime', { name: v.runtimeName, version: v.runtimeVersion, api: v.runtimeApiVersion });
+    log.info('container runtime', {
+      name: v.runtimeName,
+      version: v.runtimeVersion,
+      api: v.runtimeApiVersion,
+    });
     await this.status();
     await this.imageStore.refresh();
     await this.adoptAll();
@@ -172,8 +176,12 @@ export class CriRuntime implements ContainerRuntime {
     const config = podSandboxConfig(pod, attempt, this.o.podLogDirectory(pod), this.o.pod);
     let id: string;
     try {
-      id = (await this.o.client.call('RunPodSandbox', { config, runtimeHandler: pod.spec?.runtimeClassName ?? '' }))
-        .podSandboxId;
+      id = (
+        await this.o.client.call('RunPodSandbox', {
+          config,
+          runtimeHandler: pod.spec?.runtimeClassName ?? '',
+        })
+      ).podSandboxId;
     } catch (err) {
       // A sandbox whose network set-up failed stays listed NOTREADY: remove it, or it piles up.
       await this.removeFailedSandboxes(uid);
@@ -316,7 +324,9 @@ export class CriRuntime implements ContainerRuntime {
   }
 
   containers(podUID: string): ContainerRecord[] {
-    return [...this.ctrs.values()].filter((c) => c.podUID === podUID).sort((a, b) => a.createdAt - b.createdAt);
+    return [...this.ctrs.values()]
+      .filter((c) => c.podUID === podUID)
+      .sort((a, b) => a.createdAt - b.createdAt);
   }
 
   onExit(listener: (c: ContainerRecord) => void): void {
@@ -429,7 +439,10 @@ export class CriRuntime implements ContainerRuntime {
         sb.config.logDirectory = c.logPath.split('/').slice(0, -2).join('/');
     }
     if (this.sandboxes.size || this.ctrs.size)
-      log.info('adopted pods from the runtime', { sandboxes: this.sandboxes.size, containers: this.ctrs.size });
+      log.info('adopted pods from the runtime', {
+        sandboxes: this.sandboxes.size,
+        containers: this.ctrs.size,
+      });
   }
 
   /** Rotates the log of every running container past --container-log-max-size (kubelet's log manager). */

@@ -25,7 +25,6 @@ export function normalizeImage(image: string): { repository: string; tag: string
   return { repository: name, tag };
 }
 
-
 /** The full name a runtime lists an image under: repository:tag or repository@digest. */
 export function fullImageName(image: string): string {
   const { repository, tag } = normalizeImage(image);

@@ -180,7 +180,9 @@ export class PodManager {
     const runtime = this.o.runtime;
     for (const uid of runtime.podUIDs?.() ?? []) {
       if (this.table.get(uid)) continue;
-      await runtime.removeSandbox?.(uid).catch((err) => log.warn('removing an orphaned pod failed', { uid, err: String(err) }));
+      await runtime
+        .removeSandbox?.(uid)
+        .catch((err) => log.warn('removing an orphaned pod failed', { uid, err: String(err) }));
       log.info('orphaned pod removed from the runtime', { uid });
     }
   }

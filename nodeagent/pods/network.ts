@@ -62,7 +62,11 @@ export class PodNetwork {
       if (this.d.networkReady && !this.d.networkReady()) return 'waiting';
       try {
         const sb = await runtime.ensureSandbox(rec.pod);
-        rec.podIPs = sb.podIPs.length ? sb.podIPs : rec.pod.spec?.hostNetwork ? this.d.nodeIPs().slice(0, 1) : [];
+        rec.podIPs = sb.podIPs.length
+          ? sb.podIPs
+          : rec.pod.spec?.hostNetwork
+            ? this.d.nodeIPs().slice(0, 1)
+            : [];
         return 'ready';
       } catch (err) {
         this.d.events.emit(

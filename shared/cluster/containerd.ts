@@ -7,7 +7,16 @@
 // left under the data dir. The launcher and the runtime tests use it.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, openSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  openSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYAML } from 'yaml';
 import { CriClient } from '../../nodeagent/cri/client';
@@ -127,7 +136,8 @@ function cniConfig(o: ContainerdOptions, d: string, bridge: string): string {
 }
 
 /** docker.io's real endpoint, as containerd's hosts.toml names the upstream of a mirrored host. */
-const upstream = (host: string) => (host === 'docker.io' ? 'https://registry-1.docker.io' : `https://${host}`);
+const upstream = (host: string) =>
+  host === 'docker.io' ? 'https://registry-1.docker.io' : `https://${host}`;
 
 /** registries.yaml mirrors → containerd's certs.d/<host>/hosts.toml files. */
 export function writeMirrors(registriesFile: string | undefined, certsDir: string): void {
@@ -207,9 +217,13 @@ export async function startContainerd(o: ContainerdOptions): Promise<RunningCont
     }
     for (const f of o.imagesDir && existsSync(o.imagesDir) ? readdirSync(o.imagesDir).sort() : [])
       if (f.endsWith('.tar'))
-        execFileSync('/usr/bin/ctr', ['-a', socket, '-n', 'k8s.io', 'images', 'import', join(o.imagesDir!, f)], {
-          stdio: 'pipe',
-        });
+        execFileSync(
+          '/usr/bin/ctr',
+          ['-a', socket, '-n', 'k8s.io', 'images', 'import', join(o.imagesDir!, f)],
+          {
+            stdio: 'pipe',
+          },
+        );
   } catch (err) {
     client.close();
     child.kill('SIGKILL');
@@ -235,13 +249,16 @@ export async function startContainerd(o: ContainerdOptions): Promise<RunningCont
           await exited;
           clearTimeout(t);
         }
-        if (!so.keepPods) {
-          quietly('ip', ['link', 'delete', bridge]);
-          for (const m of mountsUnder(d)) quietly('umount', ['-l', m]);
-        }
+        if (!so.keepPods) cleanUpHost(d);
       }
     },
   };
+}
+
+/** What a stopped containerd leaves on the host: its bridge, and mounts under its data dir. */
+export function cleanUpHost(dataDir: string): void {
+  quietly('ip', ['link', 'delete', bridgeName(dataDir)]);
+  for (const m of mountsUnder(dataDir)) quietly('umount', ['-l', m]);
 }
 
 /** Every sandbox stopped and removed (their containers with them). */
@@ -255,6 +272,6 @@ export async function removeAllPods(client: CriClient): Promise<void> {
 
 /** Deletes a stopped containerd's data dir (after stop()). */
 export function removeContainerdData(dataDir: string): void {
-  for (const m of mountsUnder(dataDir)) quietly('umount', ['-l', m]);
+  cleanUpHost(dataDir);
   rmSync(dataDir, { recursive: true, force: true });
 }

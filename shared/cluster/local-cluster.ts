@@ -7,7 +7,13 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { CriClient } from '../../nodeagent/cri/client';
-import { removeAllPods, SANDBOX_IMAGE, startContainerd, type RunningContainerd } from './containerd';
+import {
+  cleanUpHost,
+  removeAllPods,
+  SANDBOX_IMAGE,
+  startContainerd,
+  type RunningContainerd,
+} from './containerd';
 import { DIST, startExecutable, getWithKubeconfig, waitForHTTP, waitUntil, type Proc } from './process';
 import { writeComponentKubeconfig } from './credentials';
 
@@ -43,7 +49,7 @@ export interface LocalClusterOptions {
 export interface ClusterState {
   pids: { name: string; pid: number }[];
   /** The nodes' containerds (their pods are removed through the CRI before they stop). */
-  containerds?: { pid: number; endpoint: string }[];
+  containerds?: { pid: number; endpoint: string; dataDir: string }[];
   kubeconfig: string;
   server: string;
 }
@@ -167,7 +173,8 @@ export class LocalCluster {
       progress('controller-manager', 'done');
     }
 
-    const runtimeArgs = nodes > 0 && o.runtime === 'containerd' ? await this.startContainerds(nodes) : undefined;
+    const runtimeArgs =
+      nodes > 0 && o.runtime === 'containerd' ? await this.startContainerds(nodes) : undefined;
     if (nodes > 0) {
       progress('nodes', 'start', `${nodes}`);
       const started: Proc[] = [];
@@ -268,7 +275,7 @@ export class LocalCluster {
   private saveState(): void {
     const state: ClusterState = {
       pids: this.procs.map((p) => ({ name: p.name, pid: p.pid })),
-      containerds: this.containerds.map((c) => ({ pid: c.pid, endpoint: c.endpoint })),
+      containerds: this.containerds.map((c) => ({ pid: c.pid, endpoint: c.endpoint, dataDir: c.dataDir })),
       kubeconfig: this.kubeconfig,
       server: this.server,
     };
@@ -304,6 +311,7 @@ export async function stopRecordedCluster(dataDir: string): Promise<string[]> {
     await removeAllPods(client).catch(() => {});
     client.close();
     await stopPid(c.pid);
+    cleanUpHost(c.dataDir);
     stopped.push('containerd');
   }
   rmSync(file, { force: true });
