@@ -449,7 +449,7 @@ export class CriRuntime implements ContainerRuntime {
   private async rotateLogs(): Promise<void> {
     for (const c of this.ctrs.values()) {
       if (c.state !== 'running') continue;
-      let size = 0;
+      let size: number;
       try {
         size = statSync(c.logPath).size;
       } catch {

@@ -211,7 +211,8 @@ export async function startContainerd(o: ContainerdOptions): Promise<RunningCont
         await client.call('Version', {});
         break;
       } catch (err) {
-        if (Date.now() > deadline) throw new Error(`containerd did not answer on ${socket}: ${String(err)}`);
+        if (Date.now() > deadline)
+          throw new Error(`containerd did not answer on ${socket}: ${String(err)}`, { cause: err });
         await new Promise((r) => setTimeout(r, 50));
       }
     }
