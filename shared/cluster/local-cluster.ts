@@ -40,6 +40,8 @@ export interface LocalClusterOptions {
   runtime?: NodeRuntime;
   /** containerd: a k3s-style registries.yaml with registry mirrors for every node. */
   registriesFile?: string;
+  /** Node i's pod CIDR; default 10.244.<i>.0/24. */
+  podCIDR?: (i: number) => string;
   /** Keep the processes running after this process exits. */
   detached?: boolean;
   timeoutMs?: number;
@@ -56,7 +58,7 @@ export interface ClusterState {
 
 export const nodeName = (i: number) => `tkube-node-${i + 1}`;
 
-/** The pod CIDR of node i (the containerd bridge and the agent's --pod-cidr). */
+/** The default pod CIDR of node i (the containerd bridge and the agent's --pod-cidr). */
 export const nodePodCIDR = (i: number) => `10.244.${i}.0/24`;
 
 export class LocalCluster {
@@ -74,6 +76,10 @@ export class LocalCluster {
     this.kubeconfig = join(this.dataDir, 'kubeconfig');
     this.logDir = join(this.dataDir, 'logs');
     this.certDir = join(this.dataDir, 'apiserver', 'certs');
+  }
+
+  private podCIDR(i: number): string {
+    return this.o.podCIDR?.(i) ?? nodePodCIDR(i);
   }
 
   get apiserverPort(): number {
@@ -208,7 +214,7 @@ export class LocalCluster {
               '--cert-dir',
               join(dir, 'pki'),
               '--pod-cidr',
-              nodePodCIDR(i),
+              this.podCIDR(i),
               ...(runtimeArgs?.[i] ?? []),
               ...(o.nodeagentArgs?.(i) ?? []),
             ],
@@ -240,7 +246,7 @@ export class LocalCluster {
     for (let i = 0; i < nodes; i++) {
       const ctd = await startContainerd({
         dataDir: join(this.dataDir, 'nodes', nodeName(i), 'containerd'),
-        podCIDR: nodePodCIDR(i),
+        podCIDR: this.podCIDR(i),
         imagesDir,
         registriesFile: this.o.registriesFile,
         detached: this.o.detached,
