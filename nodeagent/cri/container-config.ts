@@ -194,6 +194,7 @@ export function criContainerConfig(i: ContainerConfigInput): any {
       [ANNOTATION.terminationMessagePolicy]: c.terminationMessagePolicy ?? 'File',
       [ANNOTATION.gracePeriod]: String(pod.spec?.terminationGracePeriodSeconds ?? 30),
       [ANNOTATION.kind]: i.kind,
+      [ANNOTATION.image]: c.image,
     },
     logPath: i.logPath,
     stdin: !!c.stdin,

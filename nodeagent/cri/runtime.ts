@@ -422,7 +422,7 @@ export class CriRuntime implements ContainerRuntime {
         podUID: uid,
         name,
         kind: (x.annotations?.[ANNOTATION.kind] === 'init' ? 'init' : 'regular') as ContainerKind,
-        image: st.image?.image ?? '',
+        image: x.annotations?.[ANNOTATION.image] ?? st.image?.image ?? '',
         imageID: st.imageRef ?? '',
         attempt: Number(x.annotations?.[ANNOTATION.restartCount] ?? x.metadata?.attempt ?? 0),
         state: 'created' as ContainerRecord['state'],
