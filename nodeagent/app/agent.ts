@@ -289,6 +289,7 @@ export async function startNodeAgent(
       pods: () => manager.records(),
       startTime,
       currentVersion: KUBELET_VERSION.replace(/^v(\d+\.\d+).*$/, '$1'),
+      usage: (id) => runtime.containerUsage?.(id),
     },
     metrics,
     configz: () => toKubeletConfiguration(cfg),

@@ -160,6 +160,25 @@ describe('CRI runtime against a real containerd', function () {
     await rt.removeSandbox(p.metadata.uid);
   });
 
+  it("measures a busy container's CPU and memory through the CRI stats", async () => {
+    const rt = newRuntime();
+    await rt.init();
+    const p = pod('busy', [busybox('c', 'while :; do :; done')]);
+    await rt.ensureSandbox(p);
+    const rec = await rt.createContainer(p, p.spec.containers[0], 'regular', 0, join(logs, 'busy.log'));
+    await rt.startContainer(rec.id);
+    await new Promise((r) => setTimeout(r, 1500));
+    await rt.readStats();
+    await new Promise((r) => setTimeout(r, 500));
+    await rt.readStats();
+    const u = rt.containerUsage(rec.id);
+    assert.ok(u, 'a reading for the container');
+    assert.ok(u.cpuCoreNanoSeconds > 100_000_000, `it used CPU: ${u.cpuCoreNanoSeconds} ns`);
+    assert.ok(u.cpuNanoCores > 0, 'a CPU rate');
+    assert.ok(u.memoryWorkingSetBytes > 0, 'a working set');
+    await rt.removeSandbox(p.metadata.uid);
+  });
+
   it('adopts the sandboxes and containers left running when a new runtime instance starts (agent restart)', async () => {
     const first = newRuntime();
     await first.init();

@@ -18,6 +18,7 @@ import type {
   ContainerKind,
   ContainerRecord,
   ContainerRuntime,
+  ContainerUsage,
   ExecSyncResult,
   PullResult,
   RegistryAuth,
@@ -79,6 +80,8 @@ export class CriRuntime implements ContainerRuntime {
   private readonly sandboxes = new Map<string, Sandbox>();
   private readonly ctrs = new Map<string, ContainerRecord & { criID: string }>();
   private readonly listeners: ((c: ContainerRecord) => void)[] = [];
+  /** By container id (containerd://...): the last ListContainerStats reading. */
+  private readonly usage = new Map<string, ContainerUsage>();
   private timers: Timer[] = [];
   private closed = false;
   private relisting = false;
@@ -102,6 +105,7 @@ export class CriRuntime implements ContainerRuntime {
     await this.status();
     await this.imageStore.refresh();
     await this.adoptAll();
+    await this.readStats().catch((err) => log.warn('reading container stats failed', { err: String(err) }));
     const relist = () => {
       if (this.closed) return;
       this.relist()
@@ -115,6 +119,7 @@ export class CriRuntime implements ContainerRuntime {
       if (this.closed) return;
       void this.rotateLogs()
         .then(() => this.status())
+        .then(() => this.readStats())
         .catch((err) => log.warn('runtime housekeeping failed', { err: String(err) }))
         .finally(() => {
           if (!this.closed) this.timers[1] = this.clock.setTimer(housekeeping, 10_000);
@@ -331,6 +336,40 @@ export class CriRuntime implements ContainerRuntime {
 
   onExit(listener: (c: ContainerRecord) => void): void {
     this.listeners.push(listener);
+  }
+
+  // ---- stats ------------------------------------------------------------------------
+
+  containerUsage(id: string): ContainerUsage | undefined {
+    return this.usage.get(id);
+  }
+
+  /** Every container's CPU, memory and writable layer use (cAdvisor's job in kubelet; the CRI's here). */
+  async readStats(): Promise<void> {
+    const res = await this.o.client.call('ListContainerStats', {});
+    const seen = new Set<string>();
+    for (const st of res.stats) {
+      const id = `${this.type}://${st.attributes?.id}`;
+      seen.add(id);
+      const v = (x: any) => Number(x?.value ?? 0);
+      const time = nsToMs(st.cpu?.timestamp) ?? this.clock.now();
+      const cpu = v(st.cpu?.usageCoreNanoSeconds);
+      const prev = this.usage.get(id);
+      // containerd 1.6 leaves usage_nano_cores empty on its first readings: the rate since the last one.
+      let nanoCores = v(st.cpu?.usageNanoCores);
+      if (!nanoCores && prev && time > prev.time)
+        nanoCores = ((cpu - prev.cpuCoreNanoSeconds) * 1e6) / (time - prev.time);
+      this.usage.set(id, {
+        time,
+        cpuCoreNanoSeconds: cpu,
+        cpuNanoCores: Math.max(0, Math.round(nanoCores)),
+        memoryWorkingSetBytes: v(st.memory?.workingSetBytes),
+        memoryUsageBytes: v(st.memory?.usageBytes),
+        memoryRSSBytes: v(st.memory?.rssBytes),
+        rootfsUsedBytes: v(st.writableLayer?.usedBytes),
+      });
+    }
+    for (const id of this.usage.keys()) if (!seen.has(id)) this.usage.delete(id);
   }
 
   // ---- exec and streaming ----------------------------------------------------------
