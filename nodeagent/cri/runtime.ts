@@ -418,6 +418,14 @@ export class CriRuntime implements ContainerRuntime {
     if (this.relisting) return;
     this.relisting = true;
     try {
+      // A sandbox that died (its pause process killed) is made anew by the next sync of its pod.
+      const sbs = await this.o.client.call('ListPodSandbox', {});
+      const sbState = new Map<string, string>(sbs.items.map((x: any) => [x.id, x.state]));
+      for (const sb of this.sandboxes.values())
+        if (sb.ready && sbState.get(sb.id) !== 'SANDBOX_READY') {
+          sb.ready = false;
+          log.info('pod sandbox is not ready any more', { pod: sb.podUID, sandbox: sb.id });
+        }
       const res = await this.o.client.call('ListContainers', {});
       const states = new Map<string, string>(res.containers.map((x: any) => [x.id, x.state]));
       for (const c of [...this.ctrs.values()]) {
