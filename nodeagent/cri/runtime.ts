@@ -493,7 +493,7 @@ export class CriRuntime implements ContainerRuntime {
   }
 
   /** Rotates the log of every running container past --container-log-max-size (kubelet's log manager). */
-  private async rotateLogs(): Promise<void> {
+  async rotateLogs(): Promise<void> {
     for (const c of this.ctrs.values()) {
       if (c.state !== 'running') continue;
       let size: number;
