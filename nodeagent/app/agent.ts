@@ -138,6 +138,8 @@ export async function startNodeAgent(
     runtime,
     recorder,
     logsDir,
+    rootDir: cfg.rootDir,
+    allocatable: () => status?.current()?.status?.allocatable,
     clock,
     nodeIPs: () => nodeIPs,
     nodeUID,

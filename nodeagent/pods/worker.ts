@@ -8,17 +8,22 @@ import type { Clock } from '../../shared/client/clock';
 import { isConflict, isNotFound } from '../../shared/client/errors';
 import type { ResourceClient } from '../../shared/client/resource';
 import { logger } from '../../shared/log';
+import type { ContainerSetup } from './container-setup';
 import type { ContainerLifecycle } from './containers';
 import type { MirrorPods } from './mirrors';
 import type { PodNetwork } from './network';
 import type { PodEvents } from './pod-events';
 import type { PodLogs } from './pod-logs';
+import type { Prober } from './prober';
 import { containerState, graceSeconds, isTerminalPhase, type PodRecord, type PodRecords } from './records';
 import type { ContainerKind, ContainerRuntime } from './runtime';
 import type { PodStatusReporter } from './status-reporter';
 import { isSidecar, podFullName, rejectedPodStatus } from './status';
 
 const log = logger('nodeagent/pods');
+
+/** When a pod whose volumes failed to mount is tried again. */
+const VOLUME_RETRY_MS = 5000;
 
 export class PodWorker {
   constructor(
@@ -34,6 +39,9 @@ export class PodWorker {
       containers: ContainerLifecycle;
       status: PodStatusReporter;
       mirrors: MirrorPods;
+      /** Volumes, env, hooks and probes when the runtime runs real processes (absent with the fake one). */
+      setup?: ContainerSetup;
+      prober?: Prober;
       wakeAt(rec: PodRecord, at: number): void;
     },
   ) {}
@@ -94,6 +102,12 @@ export class PodWorker {
     if (!this.d.network.ensure(rec)) {
       // The kubelet's "network is not ready": containers wait in ContainerCreating.
       this.d.wakeAt(rec, this.d.clock.now() + 1000);
+      await status.send(rec, status.compute(rec, false));
+      return;
+    }
+    if (this.d.setup && !(await this.d.setup.volumesReady(rec))) {
+      // kubelet's volume manager: the containers wait in ContainerCreating while a volume fails to mount.
+      this.d.wakeAt(rec, this.d.clock.now() + VOLUME_RETRY_MS);
       await status.send(rec, status.compute(rec, false));
       return;
     }
@@ -169,6 +183,7 @@ export class PodWorker {
         if (restart) await containers.restartWithBackoff(rec, c, 'regular', s);
       }
     }
+    this.d.prober?.sync(rec);
     let next = status.compute(rec, false);
     if (isTerminalPhase(next.phase)) {
       // Finished (restartPolicy Never / OnFailure, or a failed init container): stop what still runs (sidecars).
@@ -179,6 +194,7 @@ export class PodWorker {
         return;
       }
       rec.terminal = true;
+      this.d.prober?.forget(rec.uid);
       this.d.network.release(rec);
       next = status.compute(rec, true);
     }
@@ -238,6 +254,8 @@ export class PodWorker {
     );
     for (const c of runtime.containers(rec.uid)) await runtime.removeContainer(c.id);
     for (const t of rec.timers) t.cancel();
+    this.d.prober?.forget(rec.uid);
+    await this.d.setup?.tearDown(rec);
     this.d.network.release(rec);
     this.d.containers.forget(rec);
     this.d.records.delete(rec.uid);
