@@ -12,7 +12,7 @@ import { runLifecycleHandler } from './hooks';
 import type { PodEvents } from './pod-events';
 import type { PodObjects } from './pod-objects';
 import type { PodRecord } from './records';
-import type { ContainerConfig, ContainerKind, ContainerRecord, ContainerRuntime } from './runtime';
+import type { ContainerConfig, ContainerRecord, ContainerRuntime } from './runtime';
 import type { PodVolumes } from './volumes';
 
 /** kubelet's fallback-to-logs limits: the last 80 lines, at most 2048 bytes. */
@@ -154,9 +154,5 @@ export class ContainerSetup {
         this.preStopped.delete(r.id);
       }
     await this.d.volumes.tearDown(rec.uid);
-  }
-
-  kindOf(rec: PodRecord, name: string): ContainerKind {
-    return (rec.pod.spec?.initContainers ?? []).some((c: any) => c.name === name) ? 'init' : 'regular';
   }
 }

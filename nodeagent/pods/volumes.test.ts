@@ -255,6 +255,28 @@ describe('nodeagent/pods: volumes', () => {
     assert.ok(!existsSync(join(dir, 'pods', 'mem-uid')));
   });
 
+  it("gives the volumes the pod's fsGroup (kubelet's volume ownership)", async function () {
+    if (process.getuid?.() !== 0) this.skip();
+    const grouped = {
+      metadata: { name: 'g', namespace: ns, uid: 'fsgroup-uid' },
+      spec: {
+        securityContext: { fsGroup: 2345 },
+        volumes: [
+          { name: 'sec', secret: { secretName: 'sec', defaultMode: 0o400 } },
+          { name: 'tmp', emptyDir: {} },
+        ],
+      },
+    };
+    assert.deepEqual(await volumes.setUp(grouped, ctx), []);
+    const base = join(dir, 'pods', 'fsgroup-uid', 'volumes');
+    const token = statSync(join(base, 'kubernetes.io~secret', 'sec', 'token'));
+    assert.equal(token.gid, 2345);
+    assert.equal(token.mode & 0o777, 0o440, 'group-readable, read-only volume');
+    const tmp = statSync(join(base, 'kubernetes.io~empty-dir', 'tmp'));
+    assert.equal(tmp.gid, 2345);
+    assert.equal(tmp.mode & 0o2000, 0o2000, 'setgid directory');
+  });
+
   it('reports each failing volume with the kubelet error text', async () => {
     const bad = {
       ...pod,

@@ -13,8 +13,11 @@ import {
   chmodSync,
   closeSync,
   existsSync,
+  lchownSync,
+  lstatSync,
   mkdirSync,
   openSync,
+  readdirSync,
   readFileSync,
   rmSync,
   statSync,
@@ -109,9 +112,27 @@ export function checkHostPathType(path: string, type: string | undefined): void 
   }
 }
 
+/**
+ * kubelet's SetVolumeOwnership for a pod's fsGroup: every file and directory (not following links)
+ * gets the group, group read (read-only volumes) or read-write, and directories setgid.
+ */
+export function applyFsGroup(dir: string, gid: number, readOnly: boolean): void {
+  const mask = readOnly ? 0o440 : 0o660;
+  const walk = (p: string) => {
+    const st = lstatSync(p);
+    if (st.isSymbolicLink()) return;
+    lchownSync(p, st.uid, gid);
+    if (st.isDirectory()) {
+      chmodSync(p, (st.mode & 0o7777) | mask | 0o110 | 0o2000);
+      for (const e of readdirSync(p)) walk(join(p, e));
+    } else chmodSync(p, (st.mode & 0o7777) | mask);
+  };
+  walk(dir);
+}
+
 /** Mount points below `dir`, deepest first (from /proc/self/mountinfo). */
 function mountsBelow(dir: string): string[] {
-  let text = '';
+  let text: string;
   try {
     text = readFileSync('/proc/self/mountinfo', 'utf8');
   } catch {
@@ -170,6 +191,8 @@ export class PodVolumes {
       return;
     }
     const path = join(this.podDir(pod.metadata.uid), 'volumes', PLUGIN_DIRS[plugin], vol.name);
+    const group = pod.spec?.securityContext?.fsGroup;
+    const fsGroup = group === undefined || group === null ? undefined : Number(group);
     if (plugin === 'emptyDir') {
       if (s.volumes.has(vol.name)) return;
       mkdirSync(path, { recursive: true });
@@ -182,6 +205,7 @@ export class PodVolumes {
           await run('mount', ['-t', 'tmpfs', ...opts, 'tmpfs', path]);
       }
       chmodSync(path, 0o777);
+      if (fsGroup !== undefined) applyFsGroup(path, fsGroup, false);
       s.volumes.set(vol.name, { path, readOnly: false, tmpfs });
       return;
     }
@@ -194,7 +218,7 @@ export class PodVolumes {
       now: this.d.now,
       tokens: s.tokens,
     });
-    writeAtomically(path, payload);
+    if (writeAtomically(path, payload) && fsGroup !== undefined) applyFsGroup(path, fsGroup, true);
     s.refreshedAt.set(vol.name, now);
     s.volumes.set(vol.name, { path, readOnly: true });
   }

@@ -157,17 +157,12 @@ export class PodWorker {
         if (cur.state === 'running' && cur.image !== c.image && !s.specChanged) {
           // The container's definition changed (a new image): restart it.
           s.specChanged = true;
-          this.d.events.emit(
+          containers.stop(
             rec,
-            c,
-            'Normal',
-            'Killing',
-            'Kill',
+            cur,
+            graceSeconds(rec),
             `Container ${c.name} definition changed, will be restarted`,
           );
-          this.d.runtime
-            .stopContainer(cur.id, graceSeconds(rec))
-            .catch((err) => log.error('stop failed', { err: String(err) }));
           continue;
         }
         if (cur.state !== 'exited') continue;
