@@ -75,7 +75,7 @@ export class ContainerSetup {
       objects: this.d.objects,
       warn: (reason, message) => this.d.events.emit(rec, undefined, 'Warning', reason, 'Create', message),
     });
-    const mounts = this.d.volumes.mountsFor(rec.pod, c, env, attempt);
+    const mounts = this.d.volumes.mountsFor(rec.pod, c, env, attempt, rec.podIPs);
     return { env, mounts };
   }
 

@@ -52,6 +52,8 @@ export interface PodManagerOptions {
   logsDir: string;
   /** --root-dir: pods/<uid>/volumes ... (default: the parent of logsDir). */
   rootDir?: string;
+  /** --cluster-domain (pods' FQDNs in their /etc/hosts). */
+  clusterDomain?: string;
   /** The node's allocatable (the downward API's default of unset limits); default: the machine's. */
   allocatable?(): Record<string, string> | undefined;
   clock?: Clock;
@@ -110,6 +112,7 @@ export class PodManager {
           objects,
           now: () => clock.now(),
           realRuntime: true,
+          clusterDomain: o.clusterDomain,
         }),
         events,
         nodeIPs: () => o.nodeIPs(),

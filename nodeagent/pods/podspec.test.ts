@@ -186,6 +186,11 @@ describe('nodeagent/pods: pod spec with a runtime that runs processes', function
     // Written when it mounted (rewritten from the update at a later refresh).
     assert.equal(readFileSync(join(conf.hostPath, 'hue'), 'utf8'), 'red');
     assert.ok(config.mounts.some((m) => m.containerPath === '/dev/termination-log' && !m.readOnly));
+    const hosts = config.mounts.find((m) => m.containerPath === '/etc/hosts')!;
+    assert.match(
+      readFileSync(hosts.hostPath, 'utf8'),
+      /^# Kubernetes-managed hosts file \(host network\)\.\n/,
+    );
     // Gone from the API: torn down, volumes removed.
     mgr.apiPodRemoved(p);
     await waitUntil('teardown', () => !existsSync(join(dir, 'pods', p.metadata.uid!)));

@@ -28,6 +28,7 @@ import { parseQuantity, milliValue } from '../../shared/api/validation/quantity'
 import { writeAtomically } from './atomic-writer';
 import type { DownwardContext } from './downward';
 import { expand } from './env';
+import { ensureHostsFile } from './etc-hosts';
 import type { IssuedToken, PodObjects } from './pod-objects';
 import { volumePayload } from './volume-payloads';
 
@@ -61,6 +62,8 @@ export interface VolumeHostDeps {
   now(): number;
   /** The runtime runs real processes: tmpfs for memory-backed emptyDirs (as root). */
   realRuntime: boolean;
+  /** --cluster-domain: the FQDN of a pod with a subdomain in its /etc/hosts. */
+  clusterDomain?: string;
 }
 
 const PLUGIN_DIRS: Record<string, string> = {
@@ -229,7 +232,8 @@ export class PodVolumes {
   }
 
   /**
-   * The bind mounts of one container: its volumeMounts, then its termination message file.
+   * The bind mounts of one container: its volumeMounts, the pod's managed /etc/hosts (once the pod
+   * has addresses, unless the container mounts its own), then its termination message file.
    * env expands subPathExpr. Throws when a volume is not set up or a subPath escapes it.
    */
   mountsFor(
@@ -237,6 +241,7 @@ export class PodVolumes {
     container: any,
     env: { name: string; value: string }[],
     attempt: number,
+    podIPs: string[] = [],
   ): { containerPath: string; hostPath: string; readOnly: boolean }[] {
     const uid: string = pod.metadata.uid;
     const vols = this.pods.get(uid)?.volumes ?? new Map<string, MountedVolume>();
@@ -256,6 +261,10 @@ export class PodVolumes {
         if (!existsSync(hostPath)) mkdirSync(hostPath, { recursive: true, mode: 0o750 });
       }
       out.push({ containerPath: vm.mountPath, hostPath, readOnly: !!vm.readOnly || v.readOnly });
+    }
+    if (podIPs.length && !out.some((m) => m.containerPath === '/etc/hosts')) {
+      const hosts = ensureHostsFile(join(this.podDir(uid), 'etc-hosts'), pod, podIPs, this.d.clusterDomain);
+      out.push({ containerPath: '/etc/hosts', hostPath: hosts, readOnly: false });
     }
     const tm = this.terminationMessageFile(uid, container.name, attempt);
     if (tm)
