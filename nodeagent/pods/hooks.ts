@@ -3,7 +3,7 @@
 // stop (within its grace period) — exec through the runtime's ExecSync,
 // httpGet to the pod's address, or sleep. A failing hook gives the kubelet's
 // message (FailedPostStartHook / FailedPreStopHook events).
-import { httpProbe, type ProbeTarget } from './probe-handlers';
+import { hookGet, type ProbeTarget } from './probe-handlers';
 import type { ContainerRuntime } from './runtime';
 import { podFullName } from './status';
 
@@ -44,13 +44,7 @@ export async function runLifecycleHandler(
       : `Exec lifecycle hook (${goList(cmd)}) ${where} failed - error: ${err}, message: ${q(output)}`;
   }
   if (handler.httpGet) {
-    let err: string | undefined;
-    try {
-      const r = await httpProbe(handler.httpGet, target, timeoutSeconds);
-      if (r.result === 'failure') err = r.output;
-    } catch (e) {
-      err = e instanceof Error ? e.message : String(e);
-    }
+    const err = await hookGet(handler.httpGet, target, timeoutSeconds);
     return err === undefined
       ? undefined
       : `HTTP lifecycle hook (${handler.httpGet.path ?? ''}) ${where} failed - error: ${err}`;

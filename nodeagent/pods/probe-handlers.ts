@@ -87,9 +87,9 @@ function get(
 }
 
 /** kubelet's request headers: User-Agent kube-probe/<major.minor>, Accept: any type, then the probe's own. */
-function probeHeaders(action: any, url: URL): Record<string, string> {
+function probeHeaders(action: any, url: URL, agent = 'kube-probe'): Record<string, string> {
   const minor = KUBELET_VERSION.replace(/^v(\d+\.\d+).*$/, '$1');
-  const h: Record<string, string> = { 'User-Agent': `kube-probe/${minor}`, Accept: '*/*', Host: url.host };
+  const h: Record<string, string> = { 'User-Agent': `${agent}/${minor}`, Accept: '*/*', Host: url.host };
   for (const x of action.httpHeaders ?? []) {
     const name = Object.keys(h).find((k) => k.toLowerCase() === String(x.name).toLowerCase()) ?? x.name;
     h[name] = x.value;
@@ -120,6 +120,22 @@ export async function httpProbe(
     }
   } catch (err) {
     return { result: 'failure', output: `Get "${url.href}": ${goNetError(err, url.host)}` };
+  }
+}
+
+/** A lifecycle hook's GET (User-Agent kube-lifecycle): only a failed request is an error, not the status. */
+export async function hookGet(
+  action: any,
+  target: ProbeTarget,
+  timeoutSeconds: number,
+): Promise<string | undefined> {
+  let url: URL | undefined;
+  try {
+    url = httpGetURL(action, target);
+    await get(url, probeHeaders(action, url, 'kube-lifecycle'), timeoutSeconds * 1000);
+    return undefined;
+  } catch (err) {
+    return url ? `Get "${url.href}": ${goNetError(err, url.host)}` : String((err as Error)?.message ?? err);
   }
 }
 
