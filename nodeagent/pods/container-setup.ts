@@ -145,6 +145,11 @@ export class ContainerSetup {
     return { grace, failure: out === 'timeout' ? undefined : out };
   }
 
+  /** The pod finished: its volumes are unmounted and removed (the messages read stay for its status). */
+  releaseVolumes(rec: PodRecord): Promise<void> {
+    return this.d.volumes.tearDown(rec.uid);
+  }
+
   /** The pod is gone: volumes unmounted and removed, what was kept of its containers dropped. */
   async tearDown(rec: PodRecord): Promise<void> {
     for (const s of rec.containers.values())

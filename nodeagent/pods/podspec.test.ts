@@ -292,7 +292,7 @@ describe('nodeagent/pods: pod spec with a runtime that runs processes', function
   });
 
   it('reports the termination message file, or the log tail with FallbackToLogsOnError', async () => {
-    await create(
+    const p = await create(
       'msg',
       {
         restartPolicy: 'Never',
@@ -311,5 +311,9 @@ describe('nodeagent/pods: pod spec with a runtime that runs processes', function
     const td = await waitUntil('d terminated', () => cstatus('msg', 'd')?.state?.terminated);
     assert.equal(td.exitCode, 1);
     assert.match(td.message, /fake container d started/);
+    // Finished: its volumes and files are released, the messages stay in its status.
+    await waitUntil('Failed', () => statusOf('msg')?.phase === 'Failed');
+    await waitUntil('released', () => !existsSync(join(dir, 'pods', p.metadata.uid!)));
+    assert.equal(cstatus('msg').state.terminated.message, 'all done');
   });
 });

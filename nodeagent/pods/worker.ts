@@ -192,6 +192,8 @@ export class PodWorker {
       this.d.prober?.forget(rec.uid);
       this.d.network.release(rec);
       next = status.compute(rec, true);
+      // Nothing runs any more: its volumes go (tmpfs memory freed), as the kubelet's volume manager does.
+      await this.d.setup?.releaseVolumes(rec);
     }
     await status.send(rec, next);
   }
@@ -214,8 +216,11 @@ export class PodWorker {
       return;
     }
     rec.terminal = true;
+    this.d.prober?.forget(rec.uid);
     this.d.network.release(rec);
-    await this.d.status.send(rec, this.d.status.compute(rec, true));
+    const final = this.d.status.compute(rec, true);
+    await this.d.setup?.releaseVolumes(rec);
+    await this.d.status.send(rec, final);
     if (rec.source === 'api') await this.finalDelete(rec);
   }
 
