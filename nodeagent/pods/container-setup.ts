@@ -15,6 +15,9 @@ import type { PodRecord } from './records';
 import type { ContainerConfig, ContainerRecord, ContainerRuntime } from './runtime';
 import type { PodVolumes } from './volumes';
 
+/** Retries of a pod whose volumes fail: 500 ms doubling to 2 min 2 s (the kubelet's volume operation back-off). */
+const VOLUME_RETRY = { initialMs: 500, maxMs: 122_000 };
+
 /** kubelet's fallback-to-logs limits: the last 80 lines, at most 2048 bytes. */
 const LOG_TAIL_LINES = 80;
 const LOG_TAIL_BYTES = 2048;
@@ -46,6 +49,8 @@ export class ContainerSetup {
   private readonly messages = new Map<string, string>();
   /** Containers whose preStop hook ran. */
   private readonly preStopped = new Set<string>();
+  /** Pods whose volumes failed: the next retry's delay. */
+  private readonly volumeRetries = new Map<string, number>();
 
   constructor(private readonly d: ContainerSetupDeps) {}
 
@@ -65,7 +70,15 @@ export class ContainerSetup {
         'Mount',
         `MountVolume.SetUp failed for volume "${f.volume}" : ${f.message}`,
       );
+    if (!failures.length) this.volumeRetries.delete(rec.uid);
     return failures.length === 0;
+  }
+
+  /** How long until the pod's failed volumes are tried again (doubling with each failure). */
+  volumeRetryDelay(rec: PodRecord): number {
+    const next = this.volumeRetries.get(rec.uid) ?? VOLUME_RETRY.initialMs;
+    this.volumeRetries.set(rec.uid, Math.min(next * 2, VOLUME_RETRY.maxMs));
+    return next;
   }
 
   /** The container's resolved env and mounts; throws ContainerConfigError (CreateContainerConfigError). */
@@ -152,6 +165,7 @@ export class ContainerSetup {
 
   /** The pod is gone: volumes unmounted and removed, what was kept of its containers dropped. */
   async tearDown(rec: PodRecord): Promise<void> {
+    this.volumeRetries.delete(rec.uid);
     for (const s of rec.containers.values())
       for (const r of [s.current, s.last]) {
         if (!r) continue;

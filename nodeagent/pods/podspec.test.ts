@@ -248,6 +248,31 @@ describe('nodeagent/pods: pod spec with a runtime that runs processes', function
     assert.ok(w.restartCount >= 1);
   });
 
+  it('holds the containers back until a sidecar passed its startup probe', async () => {
+    healthy = false;
+    await create('sidecar', {
+      initContainers: [
+        {
+          name: 'proxy',
+          image: 'busybox:1.36',
+          restartPolicy: 'Always',
+          startupProbe: { httpGet: { path: '/', port: httpPort }, periodSeconds: 1, failureThreshold: 60 },
+        },
+      ],
+      containers: [{ name: 'c', image: 'busybox:1.36' }],
+    });
+    await waitUntil('startup failing', () =>
+      recorder.events.includes(
+        'Warning Unhealthy Startup probe failed: HTTP probe failed with statuscode: 500',
+      ),
+    );
+    assert.equal(cstatus('sidecar').state.waiting?.reason, 'PodInitializing');
+    assert.equal(statusOf('sidecar').initContainerStatuses[0].started, false);
+    healthy = true;
+    await waitUntil('c running', () => cstatus('sidecar')?.state?.running);
+    assert.equal(statusOf('sidecar').initContainerStatuses[0].started, true);
+  });
+
   it('kills a container whose postStart hook fails; runs preStop before stopping', async () => {
     await create('hooked', {
       containers: [

@@ -127,6 +127,7 @@ export class PodStatusReporter {
       const cur = rec.containers.get(c.name)?.current;
       if (isSidecar(c)) {
         if (cur?.state !== 'running') return false;
+        if (this.d.prober && !this.d.prober.started(rec, c)) return false;
       } else if (!(cur?.state === 'exited' && cur.exitCode === 0)) return false;
     }
     return true;

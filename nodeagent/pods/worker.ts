@@ -22,9 +22,6 @@ import { isSidecar, podFullName, rejectedPodStatus } from './status';
 
 const log = logger('nodeagent/pods');
 
-/** When a pod whose volumes failed to mount is tried again. */
-const VOLUME_RETRY_MS = 5000;
-
 export class PodWorker {
   constructor(
     private readonly d: {
@@ -107,7 +104,7 @@ export class PodWorker {
     }
     if (this.d.setup && !(await this.d.setup.volumesReady(rec))) {
       // kubelet's volume manager: the containers wait in ContainerCreating while a volume fails to mount.
-      this.d.wakeAt(rec, this.d.clock.now() + VOLUME_RETRY_MS);
+      this.d.wakeAt(rec, this.d.clock.now() + this.d.setup.volumeRetryDelay(rec));
       await status.send(rec, status.compute(rec, false));
       return;
     }
@@ -119,7 +116,8 @@ export class PodWorker {
       const sidecar = isSidecar(c);
       const cur = s.current;
       if (cur?.state === 'running' || cur?.state === 'created') {
-        if (sidecar) continue;
+        // A sidecar with a startup probe holds back the next init containers until it passed.
+        if (sidecar && (!this.d.prober || this.d.prober.started(rec, c))) continue;
         initDone = false;
         break;
       }
@@ -141,7 +139,7 @@ export class PodWorker {
         initDone = false;
         break;
       }
-      if (!sidecar) {
+      if (!sidecar || (this.d.prober && !this.d.prober.started(rec, c))) {
         initDone = false;
         break;
       }
