@@ -6,7 +6,7 @@ import type { Clock } from '../../shared/client/clock';
 import { logger } from '../../shared/log';
 import { formatDuration } from '../../shared/options/duration';
 import type { ContainerSetup } from './container-setup';
-import { ContainerConfigError } from './env';
+import { ContainerConfigError, expandCommandAndArgs } from './env';
 import type { PodEvents } from './pod-events';
 import type { PodLogs } from './pod-logs';
 import { containerState, type ContainerState, type PodRecord } from './records';
@@ -96,7 +96,9 @@ export class ContainerLifecycle {
       }
     }
     const path = this.d.logs.path(rec, c.name, s.restartCount);
-    const created = await this.d.runtime.createContainer(rec.pod, c, kind, s.restartCount, path, config);
+    // The runtime gets command and args with $(VAR) expanded, as the kubelet hands them to CRI.
+    const spec = config ? expandCommandAndArgs(c, config.env) : c;
+    const created = await this.d.runtime.createContainer(rec.pod, spec, kind, s.restartCount, path, config);
     this.d.logs.link(rec, c.name, created);
     event.emit(rec, c, 'Normal', 'Created', 'Create', `Created container: ${c.name}`, kind);
     s.current = created;

@@ -3,7 +3,14 @@
 import assert from 'node:assert/strict';
 import { startTestAPIServer, type TestAPIServer } from '../../apiserver/server/testing';
 import { Client } from '../../shared/client';
-import { ContainerConfigError, expand, isEnvVarName, resolveEnv, serviceEnv } from './env';
+import {
+  ContainerConfigError,
+  expand,
+  expandCommandAndArgs,
+  isEnvVarName,
+  resolveEnv,
+  serviceEnv,
+} from './env';
 import { PodObjects } from './pod-objects';
 
 describe('nodeagent/pods: env', () => {
@@ -77,6 +84,17 @@ describe('nodeagent/pods: env', () => {
     assert.ok(!isEnvVarName('1bad'));
     assert.ok(!isEnvVarName('bad key'));
     assert.ok(!isEnvVarName(''));
+  });
+
+  it('expands command and args from the resolved env', () => {
+    const c = { name: 'c', command: ['sh', '-c', 'echo $(A) $$(A) $(B)'], args: ['$(A)'] };
+    assert.deepEqual(expandCommandAndArgs(c, [{ name: 'A', value: 'x' }]), {
+      name: 'c',
+      command: ['sh', '-c', 'echo x $(A) $(B)'],
+      args: ['x'],
+    });
+    const plain = { name: 'c' };
+    assert.equal(expandCommandAndArgs(plain, []), plain);
   });
 
   it('writes the service variables and Docker links of a service', () => {

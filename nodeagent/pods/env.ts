@@ -47,6 +47,18 @@ export function expand(input: string, mapping: (name: string) => string | undefi
   return out;
 }
 
+/** kubelet's ExpandContainerCommandAndArgs: $(VAR) in command and args from the container's resolved env. */
+export function expandCommandAndArgs(container: any, env: { name: string; value: string }[]): any {
+  if (!container.command && !container.args) return container;
+  const m = new Map(env.map((e) => [e.name, e.value]));
+  const map = (xs: string[] | undefined) => xs?.map((x) => expand(x, (n) => m.get(n)));
+  return {
+    ...container,
+    ...(container.command ? { command: map(container.command) } : {}),
+    ...(container.args ? { args: map(container.args) } : {}),
+  };
+}
+
 /** IsEnvVarName: letters, digits, '_', '-', '.'; not starting with a digit. */
 export function isEnvVarName(k: string): boolean {
   return /^[-._a-zA-Z][-._a-zA-Z0-9]*$/.test(k);

@@ -21,6 +21,7 @@ import { FakeRuntime } from './runtime-fake';
 /** The fake runtime, plus ExecSync running the command on this machine; it keeps each container's config. */
 class ExecRuntime extends FakeRuntime {
   readonly configs = new Map<string, ContainerConfig | undefined>();
+  readonly specs = new Map<string, any>();
   override async createContainer(
     pod: any,
     container: any,
@@ -31,6 +32,7 @@ class ExecRuntime extends FakeRuntime {
   ): Promise<ContainerRecord> {
     const r = await super.createContainer(pod, container, kind, attempt, logPath);
     this.configs.set(r.id, config);
+    this.specs.set(r.id, container);
     return r;
   }
   execSync(_id: string, cmd: string[], timeoutSeconds: number): Promise<ExecSyncResult> {
@@ -142,6 +144,8 @@ describe('nodeagent/pods: pod spec with a runtime that runs processes', function
             { name: 'MSG', value: 'color=$(COLOR)' },
           ],
           volumeMounts: [{ name: 'conf', mountPath: '/etc/conf' }],
+          command: ['echo'],
+          args: ['$(MSG)', '$$(MSG)'],
         },
       ],
     });
@@ -176,6 +180,7 @@ describe('nodeagent/pods: pod spec with a runtime that runs processes', function
     const env = Object.fromEntries(config.env.map((e) => [e.name, e.value]));
     assert.equal(env.COLOR, 'blue');
     assert.equal(env.MSG, 'color=blue');
+    assert.deepEqual(runtime.specs.get(id).args, ['color=blue', '$(MSG)'], 'args expanded for the runtime');
     assert.ok(env.KUBERNETES_SERVICE_HOST);
     const conf = config.mounts.find((m) => m.containerPath === '/etc/conf')!;
     assert.equal(
