@@ -148,6 +148,8 @@ export class Prober {
       if (w.stopped) return;
       this.record(rec, c, w, r);
     }
+    // A passed startup probe is done with this instance of the container.
+    if (w.type === 'startup' && w.ok) return;
     this.schedule(rec, c, w, period);
   }
 
