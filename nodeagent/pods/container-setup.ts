@@ -58,7 +58,7 @@ export class ContainerSetup {
     return { podIPs: rec.podIPs, hostIPs: this.d.nodeIPs(), allocatable: this.d.allocatable() };
   }
 
-  /** Sets up (refreshes) the pod's volumes; false while one fails (FailedMount recorded). */
+  /** Sets up (refreshes) the pod's volumes; false while one is not in place (FailedMount recorded). */
   async volumesReady(rec: PodRecord): Promise<boolean> {
     const failures = await this.d.volumes.setUp(rec.pod, this.downward(rec));
     for (const f of failures)
@@ -70,8 +70,9 @@ export class ContainerSetup {
         'Mount',
         `MountVolume.SetUp failed for volume "${f.volume}" : ${f.message}`,
       );
-    if (!failures.length) this.volumeRetries.delete(rec.uid);
-    return failures.length === 0;
+    const blocking = failures.filter((f) => !f.refresh);
+    if (!blocking.length) this.volumeRetries.delete(rec.uid);
+    return blocking.length === 0;
   }
 
   /** How long until the pod's failed volumes are tried again (doubling with each failure). */

@@ -220,6 +220,16 @@ describe('nodeagent/pods: volumes', () => {
     assert.ok(!existsSync(join(cfg, 'bin.dat')), 'a removed key disappears');
     assert.ok(!existsSync(join(cfg, firstData)), 'the old data directory is removed');
     assert.equal(readFileSync(join(volDir('projected', 'api'), 'token'), 'utf8'), token, 'token reused');
+    // A source gone later: the volume keeps its files, the failure is only a refresh.
+    const broken = {
+      ...pod,
+      spec: { ...pod.spec, volumes: [{ name: 'cfg', configMap: { name: 'gone-later' } }] },
+    };
+    now += VOLUME_REFRESH_MS;
+    assert.deepEqual(await volumes.setUp(broken, ctx), [
+      { volume: 'cfg', message: 'configmap "gone-later" not found', refresh: true },
+    ]);
+    assert.equal(readFileSync(join(cfg, 'app.conf'), 'utf8'), 'v=2');
     // Past 80 % of its life the token is requested again.
     now += 3600 * 1000 * 0.81;
     assert.deepEqual(await volumes.setUp(pod, ctx), []);

@@ -40,6 +40,8 @@ export const VOLUME_REFRESH_MS = 10_000;
 export interface VolumeFailure {
   volume: string;
   message: string;
+  /** A refresh of a volume already in place failed: it keeps its content and the pod goes on. */
+  refresh?: boolean;
 }
 
 interface MountedVolume {
@@ -178,7 +180,8 @@ export class PodVolumes {
       try {
         await this.setUpOne(pod, vol, s, ctx);
       } catch (err) {
-        failures.push({ volume: vol.name, message: err instanceof Error ? err.message : String(err) });
+        const message = err instanceof Error ? err.message : String(err);
+        failures.push({ volume: vol.name, message, ...(s.volumes.has(vol.name) ? { refresh: true } : {}) });
       }
     }
     return failures;
