@@ -3,6 +3,7 @@
 // container IDs, no duplicate, restart counts and statuses right — and a pod
 // deleted while it was down is removed from the runtime when it comes back.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CriClient } from '../nodeagent/cri/client';
 import { runtimeTestsUnavailable, startTestContainerd, type TestContainerd } from '../nodeagent/cri/testing';
@@ -113,6 +114,16 @@ describe('nodeagent on containerd: restart and adoption', function () {
       .namespace('default')
       .create({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default' } })
       .catch(() => {});
+    // And the root CA ConfigMap the pods' kube-api-access volume projects (the root-ca publisher's).
+    await client
+      .resource('configmaps')
+      .namespace('default')
+      .create({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'kube-root-ca.crt' },
+        data: { 'ca.crt': readFileSync(join(srv.dir, 'certs', 'ca.crt'), 'utf8') },
+      });
     agent = await startAgent();
   });
 

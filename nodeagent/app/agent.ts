@@ -182,6 +182,8 @@ export async function startNodeAgent(
     runtime,
     recorder,
     logsDir,
+    rootDir: cfg.rootDir,
+    allocatable: () => status?.current()?.status?.allocatable,
     clock,
     nodeIPs: () => nodeIPs,
     nodeUID,
