@@ -3,13 +3,14 @@
 // container IDs, no duplicate, restart counts and statuses right — and a pod
 // deleted while it was down is removed from the runtime when it comes back.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { CriClient } from '../nodeagent/cri/client';
 import { runtimeTestsUnavailable, startTestContainerd, type TestContainerd } from '../nodeagent/cri/testing';
 import { Client } from '../shared/client/client';
 import { loadKubeconfig } from '../shared/client/kubeconfig';
 import type { KubeObject } from '../shared/client/types';
+import { unmountUnder } from '../shared/cluster/containerd';
 import { waitUntil } from '../shared/cluster/process';
 import {
   freePort,
@@ -133,6 +134,10 @@ describe('nodeagent on containerd: restart and adoption', function () {
     cri?.close();
     await srv?.stop();
     await ctd?.cleanup();
+    if (dir) {
+      unmountUnder(dir);
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('adopts running containers after SIGKILL: same IDs, no duplicates, and removes a pod deleted meanwhile', async () => {

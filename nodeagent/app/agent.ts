@@ -183,6 +183,7 @@ export async function startNodeAgent(
     recorder,
     logsDir,
     rootDir: cfg.rootDir,
+    clusterDomain: cfg.clusterDomain || undefined,
     allocatable: () => status?.current()?.status?.allocatable,
     clock,
     nodeIPs: () => nodeIPs,
