@@ -26,6 +26,9 @@ import type { Strategy, SubresourceStrategy } from '../strategy';
 import { toScale, type ScalePaths } from '../strategies/scale';
 import { jsonEqual } from '../meta';
 import { publishVersion, type PublishedVersion } from './openapi';
+import { featureGates } from '../../../shared/options/feature-gates';
+import type { RequestContext } from '../context';
+import { compileSchemaRules, evaluateRules, hasValidationRules } from './validation-rules';
 import {
   applySchemaDefaults,
   hasDefaults,
@@ -175,9 +178,26 @@ function schemaHooks(schema: Schema | undefined, namespaced: boolean): SchemaHoo
   };
 }
 
+/** The CEL rules of a version's schema as a validation step (none while the feature gate is off). */
+type RulesCheck = (obj: any, old: any, ctx: RequestContext) => FieldError[];
+
+function rulesCheck(schema: Schema | undefined): RulesCheck {
+  if (!schema || !featureGates.enabled('CustomResourceValidationExpressions') || !hasValidationRules(schema))
+    return () => [];
+  // The CRD was validated with the same compiler: compile errors here were reported on it.
+  const { validator } = compileSchemaRules(schema, '');
+  if (!validator) return () => [];
+  return (obj, old, ctx) => {
+    const out = evaluateRules(validator, obj, old);
+    ctx.warnings.push(...out.warnings);
+    return out.errors;
+  };
+}
+
 function strategyFor(crd: CRD, v: CRDVersion, selectable: string[], o: BuildOptions): Strategy {
   const { group, names } = crd.spec;
   const scale = v.subresources?.scale;
+  const rules = rulesCheck(v.schema?.openAPIV3Schema);
   const segs = selectable.map(pathSegments);
   return {
     allowUnconditionalUpdate: false,
@@ -200,8 +220,8 @@ function strategyFor(crd: CRD, v: CRDVersion, selectable: string[], o: BuildOpti
       if (!jsonEqual(withoutMetadata(obj), withoutMetadata(old)))
         obj.metadata.generation = (old.metadata.generation ?? 0) + 1;
     },
-    validate: (obj) => scaleErrors(obj, scale, 'spec'),
-    validateUpdate: (obj) => scaleErrors(obj, scale, 'spec'),
+    validate: (obj, ctx) => [...scaleErrors(obj, scale, 'spec'), ...rules(obj, undefined, ctx)],
+    validateUpdate: (obj, old, ctx) => [...scaleErrors(obj, scale, 'spec'), ...rules(obj, old, ctx)],
     fieldSelectors: selectable,
     selectableFields: segs.length
       ? (obj) => Object.fromEntries(selectable.map((f, i) => [f, selectableValue(obj, segs[i])]))
@@ -209,8 +229,11 @@ function strategyFor(crd: CRD, v: CRDVersion, selectable: string[], o: BuildOpti
   };
 }
 
-function statusSubresource(scale: ScaleSpec | undefined): SubresourceStrategy {
-  return { ...statusStrategy, validate: (obj) => scaleErrors(obj, scale, 'status') };
+function statusSubresource(scale: ScaleSpec | undefined, rules: RulesCheck): SubresourceStrategy {
+  return {
+    ...statusStrategy,
+    validate: (obj, old, ctx) => [...scaleErrors(obj, scale, 'status'), ...rules(obj, old, ctx)],
+  };
 }
 
 /** The served resources, stores and published schemas of an established CRD. */
@@ -271,7 +294,7 @@ export function buildServing(crd: CRD, o: BuildOptions): CRDServing {
         group,
         version: v.name,
         verbs: SUB_VERBS,
-        strategy: statusSubresource(v.subresources.scale),
+        strategy: statusSubresource(v.subresources.scale, rulesCheck(schema)),
       });
     }
     if (v.subresources?.scale) {
