@@ -76,38 +76,101 @@ const isDyn = (s: Schema) =>
   (s['x-kubernetes-preserve-unknown-fields'] === true && !hasProps(s) && !isObj(s.additionalProperties)) ||
   (s.type === undefined && !hasProps(s) && !isObj(s.items) && !isObj(s.additionalProperties));
 
-/**
- * Declares the types of a schema in env and returns the CEL type of its
- * value. Object types are named after their path (`Object.spec.ports._items`).
- */
-export function declareSchemaType(env: CelEnvironment, s: Schema, name: string, root = false): string {
-  if (root || s['x-kubernetes-embedded-resource'] === true) s = withTypeAndObjectMeta(s);
-  if (isDyn(s)) return 'dyn';
-  switch (s.type) {
-    case 'integer':
-      return 'int';
-    case 'number':
-      return 'double';
-    case 'boolean':
-      return 'bool';
-    case 'string':
-      return 'string';
-    case 'array':
-      return `list<${isObj(s.items) ? declareSchemaType(env, s.items, `${name}._items`) : 'dyn'}>`;
-    case 'object': {
-      if (!hasProps(s) && isObj(s.additionalProperties))
-        return `map<string, ${declareSchemaType(env, s.additionalProperties, `${name}._values`)}>`;
-      const fields: Record<string, string> = {};
-      for (const [k, sub] of Object.entries(props(s))) {
-        const cel = escapeName(k);
-        if (cel && isObj(sub)) fields[cel] = declareSchemaType(env, sub, `${name}.${cel}`);
-      }
-      env.registerType(name, { fields });
-      env.registerOperator(`${name} == ${name}`, celEquals);
-      return name;
+const withMeta = new WeakMap<Schema, Schema>();
+/** The schema CEL sees at a node (cached, so each node keeps one identity). */
+function celSchema(s: Schema, root: boolean): Schema {
+  if (!root && s['x-kubernetes-embedded-resource'] !== true) return s;
+  let m = withMeta.get(s);
+  if (!m) withMeta.set(s, (m = withTypeAndObjectMeta(s)));
+  return m;
+}
+
+/** The values of one declared object type: a class of its own, so the engine knows their type. */
+type ObjectClass = new (fields: Record<string, unknown>) => object;
+
+function objectClass(): ObjectClass {
+  return class {
+    constructor(fields: Record<string, unknown>) {
+      Object.assign(this, fields);
     }
-    default:
-      return 'dyn';
+  };
+}
+
+/**
+ * The CEL types of schemas declared in one environment, and JSON values made
+ * into values of those types. Object types are named after their path
+ * (`Object.spec.ports._items`).
+ */
+export class SchemaTypes {
+  private readonly classes = new WeakMap<Schema, ObjectClass>();
+
+  constructor(private readonly env: CelEnvironment) {}
+
+  /** Declares the types of s and returns the CEL type of its values. */
+  declare(s: Schema, name: string, root = false): string {
+    s = celSchema(s, root);
+    if (isDyn(s)) return 'dyn';
+    switch (s.type) {
+      case 'integer':
+        return 'int';
+      case 'number':
+        return 'double';
+      case 'boolean':
+        return 'bool';
+      case 'string':
+        return 'string';
+      case 'array':
+        return `list<${isObj(s.items) ? this.declare(s.items, `${name}._items`) : 'dyn'}>`;
+      case 'object': {
+        if (!hasProps(s) && isObj(s.additionalProperties))
+          return `map<string, ${this.declare(s.additionalProperties, `${name}._values`)}>`;
+        const fields: Record<string, string> = {};
+        for (const [k, sub] of Object.entries(props(s))) {
+          const cel = escapeName(k);
+          if (cel && isObj(sub)) fields[cel] = this.declare(sub, `${name}.${cel}`);
+        }
+        const ctor = objectClass();
+        this.classes.set(s, ctor);
+        this.env.registerType(name, { ctor, fields });
+        this.env.registerOperator(`${name} == ${name}`, celEquals);
+        return name;
+      }
+      default:
+        return 'dyn';
+    }
+  }
+
+  /** A JSON value as a CEL value of the type declared for s. */
+  value(v: unknown, s: Schema | undefined, root = false): unknown {
+    if (!s) return dynValue(v);
+    const resource = root || s['x-kubernetes-embedded-resource'] === true;
+    s = celSchema(s, root);
+    if (resource && isObj(v) && isObj(v.metadata)) {
+      const { name, generateName } = v.metadata;
+      v = {
+        ...v,
+        metadata: {
+          ...(name !== undefined ? { name } : {}),
+          ...(generateName !== undefined ? { generateName } : {}),
+        },
+      };
+    }
+    if (isDyn(s)) return dynValue(v);
+    if (s.type === 'integer' && typeof v === 'number' && Number.isInteger(v)) return BigInt(v);
+    if (Array.isArray(v)) return v.map((x) => this.value(x, isObj(s.items) ? s.items : undefined));
+    if (!isObj(v)) return dynValue(v);
+    const out: Record<string, unknown> = {};
+    if (!hasProps(s) && isObj(s.additionalProperties)) {
+      for (const [k, x] of Object.entries(v)) out[k] = this.value(x, s.additionalProperties);
+      return out;
+    }
+    const p = props(s);
+    for (const [k, x] of Object.entries(v)) {
+      const cel = escapeName(k);
+      if (cel && isObj(p[k]) && x !== null) out[cel] = this.value(x, p[k]);
+    }
+    const ctor = this.classes.get(s);
+    return ctor ? new ctor(out) : out;
   }
 }
 
@@ -120,40 +183,4 @@ function dynValue(v: unknown): unknown {
     return out;
   }
   return v;
-}
-
-/** A JSON value as the CEL value of its schema's declared type. */
-export function toCelValue(v: unknown, s: Schema | undefined, root = false): unknown {
-  if (!s) return dynValue(v);
-  if (root || s['x-kubernetes-embedded-resource'] === true) {
-    s = withTypeAndObjectMeta(s);
-    if (isObj(v) && isObj(v.metadata)) {
-      const { name, generateName } = v.metadata;
-      v = {
-        ...v,
-        metadata: {
-          ...(name !== undefined ? { name } : {}),
-          ...(generateName !== undefined ? { generateName } : {}),
-        },
-      };
-    }
-  }
-  if (isDyn(s)) return dynValue(v);
-  if (s.type === 'integer' && typeof v === 'number' && Number.isInteger(v)) return BigInt(v);
-  if (s.type === 'number' && typeof v === 'number') return v;
-  if (Array.isArray(v)) return v.map((x) => toCelValue(x, isObj(s.items) ? s.items : undefined));
-  if (isObj(v)) {
-    const out: Record<string, unknown> = {};
-    if (!hasProps(s) && isObj(s.additionalProperties)) {
-      for (const [k, x] of Object.entries(v)) out[k] = toCelValue(x, s.additionalProperties);
-      return out;
-    }
-    const p = props(s);
-    for (const [k, x] of Object.entries(v)) {
-      const cel = escapeName(k);
-      if (cel && isObj(p[k]) && x !== null) out[cel] = toCelValue(x, p[k]);
-    }
-    return out;
-  }
-  return dynValue(v);
 }

@@ -11,7 +11,9 @@ const isPlain = (v: unknown): v is Record<string, unknown> =>
 
 function entries(v: unknown): [unknown, unknown][] | undefined {
   if (isMapLike(v)) return [...v.entries()];
-  if (isPlain(v) && Object.getPrototypeOf(v) === Object.prototype) return Object.entries(v);
+  // Plain objects and the classes of declared object types (own enumerable fields).
+  if (isPlain(v) && !(v instanceof Date) && Object.keys(v).length === Object.getOwnPropertyNames(v).length)
+    return Object.entries(v);
   return undefined;
 }
 

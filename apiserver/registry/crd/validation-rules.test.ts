@@ -18,6 +18,7 @@ const SCHEMA = {
           reason: 'FieldValueForbidden',
           fieldPath: '.replicas',
         },
+        { rule: "!has(self.ports) || self.ports.all(p, p.name != 'admin')", message: 'no admin port' },
       ],
       properties: {
         replicas: { type: 'integer' },
@@ -153,6 +154,11 @@ describe('CRD validation rules (x-kubernetes-validations)', function () {
     assert.equal(r.status, 422);
     assert.match(r.json.message, /spec\.ports\[1\]: Invalid value: "object": ports only grow/);
     assert.doesNotMatch(r.json.message, /ports\[0\]/);
+    const admin = await api('POST', PATH, {
+      body: widget('p2', { replicas: 1, minReplicas: 1, ports: [{ name: 'admin', port: 1 }] }),
+    });
+    assert.equal(admin.status, 422);
+    assert.match(admin.json.message, /spec: Invalid value: "object": no admin port/);
   });
 
   it('uses the Kubernetes libraries (quantity)', async () => {

@@ -15,7 +15,7 @@ import {
   Optional,
   type Program,
 } from '../../cel/engine';
-import { declareSchemaType, toCelValue, type Schema } from '../../cel/schema';
+import { SchemaTypes, type Schema } from '../../cel/schema';
 import {
   costErrorMessage,
   estimateCost,
@@ -44,6 +44,8 @@ const REASONS = ['FieldValueRequired', 'FieldValueForbidden', 'FieldValueInvalid
 
 interface CompiledRule {
   rule: Rule;
+  /** The types self and oldSelf were declared with (values are made for them). */
+  types: SchemaTypes;
   program: Program;
   message?: Program;
   usesOldSelf: boolean;
@@ -83,10 +85,10 @@ function compileRule(
     return undefined;
   }
   const env = newEnvironment();
-  const selfType = declareSchemaType(env, s, 'Object', root);
+  const types = new SchemaTypes(env);
+  const selfType = types.declare(s, 'Object', root);
   env.registerVariable('self', selfType);
-  // optional<T> of a declared object type does not reach the engine's typed values: dyn inside.
-  env.registerVariable('oldSelf', rule.optionalOldSelf ? 'optional<dyn>' : selfType);
+  env.registerVariable('oldSelf', rule.optionalOldSelf ? `optional<${selfType}>` : selfType);
   let program: Program;
   try {
     program = compile(env, rule.rule);
@@ -111,12 +113,8 @@ function compileRule(
   }
   let message: Program | undefined;
   if (rule.messageExpression !== undefined) {
-    const msgEnv = newEnvironment();
-    const msgType = declareSchemaType(msgEnv, s, 'Object', root);
-    msgEnv.registerVariable('self', msgType);
-    msgEnv.registerVariable('oldSelf', rule.optionalOldSelf ? 'optional<dyn>' : msgType);
     try {
-      message = compile(msgEnv, rule.messageExpression);
+      message = compile(env, rule.messageExpression);
       if (message.outputType !== 'string') {
         errs.push({
           type: 'FieldValueInvalid',
@@ -156,7 +154,7 @@ function compileRule(
       });
     else fieldPath = fp;
   }
-  return { rule, program, message, usesOldSelf: usesOldSelf(rule.rule), fieldPath };
+  return { rule, types, program, message, usesOldSelf: usesOldSelf(rule.rule), fieldPath };
 }
 
 /** A rule's fieldPath (".a.b" or "['a'].b") as a field path suffix, or undefined when the schema lacks it. */
@@ -347,10 +345,11 @@ function evalNode(n: NodeValidator, path: string, obj: unknown, old: unknown, st
       st.budget = -1;
       return;
     }
-    const self = toCelValue(obj, n.schema, n.root);
-    const oldSelf = old === undefined || old === null ? undefined : toCelValue(old, n.schema, n.root);
-    const unchanged = oldSelf !== undefined && jsonEqual(obj, old);
+    const hasOld = old !== undefined && old !== null;
+    const unchanged = hasOld && jsonEqual(obj, old);
     for (const c of n.rules) {
+      const self = c.types.value(obj, n.schema, n.root);
+      const oldSelf = hasOld ? c.types.value(old, n.schema, n.root) : undefined;
       if (c.usesOldSelf && oldSelf === undefined && !c.rule.optionalOldSelf) continue;
       const vars = {
         self,

@@ -1,0 +1,86 @@
+// The Kubernetes CEL libraries, the schema type mapping and the cost estimator.
+import assert from 'node:assert/strict';
+import { CelCompileError, CelEvalError, compile, newEnvironment } from './engine';
+import { SchemaTypes, escapeName } from './schema';
+import { estimateCost, maxSize } from './cost';
+
+function run(expr: string, self: unknown = {}, schema?: Record<string, any>): unknown {
+  const env = newEnvironment();
+  const types = new SchemaTypes(env);
+  env.registerVariable('self', schema ? types.declare(schema, 'Object') : 'dyn');
+  return compile(env, expr).evaluate({ self: types.value(self, schema) });
+}
+
+describe('Kubernetes CEL libraries', () => {
+  it('lists', () => {
+    assert.equal(run('[1, 2, 3].isSorted() && ![2, 1].isSorted()'), true);
+    assert.equal(run('[3, 1, 2].min()'), 1n);
+    assert.equal(run('["b", "c"].max()'), 'c');
+    assert.equal(run('[1, 2, 3].sum()'), 6n);
+    assert.equal(run('[1, 2, 1].lastIndexOf(1)'), 2n);
+  });
+  it('regex and strings', () => {
+    assert.equal(run('"abc 123 def 456".find("[0-9]+")'), '123');
+    assert.deepEqual(run('"abc 123 def 456".findAll("[0-9]+", 1)'), ['123']);
+    assert.equal(run('"a-b-c".replace("-", "_")'), 'a_b_c');
+    assert.equal(run('"héllo".charAt(1)'), 'é');
+  });
+  it('quantity and url', () => {
+    assert.equal(run('quantity("1Gi").isGreaterThan(quantity("1G"))'), true);
+    assert.equal(run('quantity("1.5").add(quantity("500m")).asInteger()'), 2n);
+    assert.equal(run('isQuantity("1Zi")'), false);
+    assert.equal(run('url("https://example.com:8443/a?b=c").getHostname()'), 'example.com');
+    assert.deepEqual(run('url("/x?a=1&a=2").getQuery()'), new Map([['a', ['1', '2']]]));
+  });
+});
+
+describe('schema types', () => {
+  const schema = {
+    type: 'object',
+    properties: {
+      replicas: { type: 'integer' },
+      'dash-name': { type: 'string' },
+      labels: { type: 'object', additionalProperties: { type: 'string' } },
+      port: { 'x-kubernetes-int-or-string': true },
+      items: { type: 'array', items: { type: 'object', properties: { n: { type: 'integer' } } } },
+    },
+  };
+  it('escapes property names like Kubernetes', () => {
+    assert.equal(escapeName('foo-bar'), 'foo__dash__bar');
+    assert.equal(escapeName('a.b/c'), 'a__dot__b__slash__c');
+    assert.equal(escapeName('x__y'), 'x__underscores__y');
+    assert.equal(escapeName('namespace'), '__namespace__');
+    assert.equal(escapeName('1abc'), undefined);
+  });
+  it('types self from the schema: undefined fields fail to compile, values evaluate', () => {
+    const obj = { replicas: 2, 'dash-name': 'x', labels: { a: 'b' }, port: 'http', items: [{ n: 1 }] };
+    assert.equal(run('self.replicas + self.items[0].n', obj, schema), 3n);
+    assert.equal(run('self.dash__dash__name == "x" && self.labels["a"] == "b"', obj, schema), true);
+    assert.equal(run('self.port == "http"', obj, schema), true);
+    const env = newEnvironment();
+    const types = new SchemaTypes(env);
+    env.registerVariable('self', types.declare(schema, 'Object'));
+    assert.throws(
+      () => compile(env, 'self.nope == 1'),
+      (e: Error) => e instanceof CelCompileError && e.message.includes("undefined field 'nope'"),
+    );
+    assert.throws(() => compile(env, 'self.replicas == "a"'), CelCompileError);
+    assert.throws(
+      () => compile(env, 'self.items[1].n == 1').evaluate({ self: types.value(obj, schema) }),
+      CelEvalError,
+    );
+  });
+});
+
+describe('cost estimation', () => {
+  const env = newEnvironment();
+  env.registerVariable('self', 'dyn');
+  const list = (extra: Record<string, unknown>) => ({ type: 'array', items: { type: 'string', ...extra } });
+  it('bounds sizes by maxItems/maxLength, else by the largest request', () => {
+    assert.equal(maxSize({ type: 'array', maxItems: 5 }), 5);
+    assert.ok(maxSize(list({})) > 1_000_000 / 3);
+    const nested = compile(env, 'self.all(a, self.all(b, a == b))').ast;
+    assert.ok(estimateCost(nested, list({})) > 10_000_000);
+    assert.ok(estimateCost(nested, { ...list({ maxLength: 10 }), maxItems: 10 }) < 10_000);
+  });
+});
