@@ -174,6 +174,11 @@ export class SchemaTypes {
   }
 }
 
+/** A JSON value as an untyped (dyn) CEL value: integers as int, objects as maps. */
+export function jsonToCel(v: unknown): unknown {
+  return dynValue(v);
+}
+
 function dynValue(v: unknown): unknown {
   if (typeof v === 'number') return Number.isInteger(v) ? BigInt(v) : v;
   if (Array.isArray(v)) return v.map(dynValue);

@@ -34,7 +34,12 @@ interface Hook {
 /** Thrown by a call that did not produce a usable review: failurePolicy decides. */
 class CallError extends Error {}
 
-function ruleMatches(rule: any, a: AdmissionAttributes, version: string, namespaced: boolean): boolean {
+export function ruleMatches(
+  rule: any,
+  a: AdmissionAttributes,
+  version: string,
+  namespaced: boolean,
+): boolean {
   const has = (list: string[] | undefined, v: string) => !!list && (list.includes('*') || list.includes(v));
   if (!has(rule.operations, a.operation)) return false;
   if (!has(rule.apiGroups, a.group)) return false;
