@@ -75,6 +75,42 @@ spec:
                 - rule: self.all(a, self.all(b, a == b))
 `;
 
+const POLICY = `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: require-owner
+spec:
+  failurePolicy: Fail
+  paramKind: {apiVersion: v1, kind: ConfigMap}
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: [v1]
+      operations: [CREATE, UPDATE]
+      resources: [configmaps]
+  matchConditions:
+  - name: skip-params
+    expression: "object.metadata.name != 'policy-params'"
+  validations:
+  - expression: "has(object.metadata.labels) && params.data.label in object.metadata.labels"
+    messageExpression: "'label ' + params.data.label + ' is required'"
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: policy-params, namespace: default}
+data: {label: owner}
+`;
+
+const binding = (action: string) => `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: require-owner-binding
+spec:
+  policyName: require-owner
+  validationActions: [${action}]
+  paramRef: {name: policy-params, namespace: default, parameterNotFoundAction: Deny}
+`;
+
 describe('kubectl with CEL validation rules', function () {
   this.timeout(180_000);
   let srv: APIServerProc;
@@ -125,6 +161,37 @@ describe('kubectl with CEL validation rules', function () {
     assert.match(
       r.stderr,
       /spec\.versions\[0\]\.schema\.openAPIV3Schema\.properties\[spec\]\.properties\[names\]\.x-kubernetes-validations\[0\]\.rule: Forbidden: estimated rule cost exceeds budget by factor of more than 100x/,
+    );
+  });
+
+  it('a ValidatingAdmissionPolicy with a param object denies (Deny) and warns (Warn)', async () => {
+    let r = await run(['apply', '-f', '-'], POLICY);
+    assert.equal(r.code, 0, r.stderr);
+    r = await run(['apply', '-f', '-'], binding('Deny'));
+    assert.equal(r.code, 0, r.stderr);
+    await waitUntil(
+      async () => (await run(['create', 'configmap', 'probe', '--dry-run=server'])).code !== 0,
+      10_000,
+      'the binding in force',
+    );
+    r = await run(['create', 'configmap', 'plain']);
+    assert.notEqual(r.code, 0);
+    assert.match(
+      r.stderr,
+      /configmaps "plain" is forbidden: ValidatingAdmissionPolicy 'require-owner' with binding 'require-owner-binding' denied request: label owner is required/,
+    );
+    r = await run(['apply', '-f', '-'], binding('Warn'));
+    assert.equal(r.code, 0, r.stderr);
+    await waitUntil(
+      async () => (await run(['create', 'configmap', 'probe', '--dry-run=server'])).code === 0,
+      10_000,
+      'the Warn binding in force',
+    );
+    r = await run(['create', 'configmap', 'plain']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(
+      r.stderr,
+      /Warning: Validation failed for ValidatingAdmissionPolicy 'require-owner' with binding 'require-owner-binding': label owner is required/,
     );
   });
 });
