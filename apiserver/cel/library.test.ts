@@ -32,6 +32,30 @@ describe('Kubernetes CEL libraries', () => {
     assert.equal(run('url("https://example.com:8443/a?b=c").getHostname()'), 'example.com');
     assert.deepEqual(run('url("/x?a=1&a=2").getQuery()'), new Map([['a', ['1', '2']]]));
   });
+  it('ip and cidr', () => {
+    assert.equal(run('isIP("10.0.0.1") && !isIP("010.0.0.1") && !isIP("::ffff:1.2.3.4")'), true);
+    assert.equal(run('string(ip("2001:0db8:0:0:0:0:0:1"))'), '2001:db8::1');
+    assert.equal(
+      run('cidr("10.0.0.0/8").containsIP(ip("10.9.8.7")) && !cidr("10.0.0.0/8").containsIP("11.0.0.1")'),
+      true,
+    );
+    assert.equal(run('string(cidr("192.168.7.9/16").masked())'), '192.168.0.0/16');
+    assert.equal(run('cidr("fd00::/8").containsCIDR("fd00:1::/32")'), true);
+    assert.throws(() => run('ip("nope")'), CelEvalError);
+  });
+  it('semver and format', () => {
+    assert.equal(
+      run(
+        'semver("1.2.3-rc.1").isLessThan(semver("1.2.3")) && semver("1.10.0").isGreaterThan(semver("1.9.9"))',
+      ),
+      true,
+    );
+    assert.equal(run('semver("v2", true).major()'), 2n);
+    assert.equal(run('isSemver("1.2")'), false);
+    assert.equal(run('format.dns1123Label().validate("ok-name").hasValue()'), false);
+    assert.equal(run('format.named("dns1123Subdomain").value().validate("Bad_Name").hasValue()'), true);
+    assert.equal(run('format.named("unknown").hasValue()'), false);
+  });
 });
 
 describe('schema types', () => {
