@@ -7,7 +7,7 @@ import type { Scope, WriteContext } from './scope';
 import { resetFieldsFor, update as recordUpdate } from '../apply';
 
 /** Records the managedFields of a create or update (patches record their own, in apiserver/apply). */
-function recordOwnership(s: Scope, w: WriteContext, obj: any, old: any | null): any {
+async function recordOwnership(s: Scope, w: WriteContext, obj: any, old: any | null): Promise<any> {
   const info = s.served.info;
   const sub = s.sub?.name ?? '';
   const resetFields = resetFieldsFor(
@@ -23,6 +23,7 @@ function recordOwnership(s: Scope, w: WriteContext, obj: any, old: any | null): 
     now: s.ctx.now,
     model: s.served.fieldModel,
   });
+  await s.served.prepareWrite?.(next);
   return s.served.toStorage(next);
 }
 
@@ -49,12 +50,18 @@ export function makeWriteHooks(admission: AdmissionChain) {
     return {
       async mutate(obj, old) {
         let out = obj;
-        if (w.operation !== 'DELETE' && !w.patchType) out = recordOwnership(s, w, out, old);
+        await s.served.prepare?.([obj, old].filter(Boolean));
+        if (w.operation !== 'DELETE' && !w.patchType) {
+          out = await recordOwnership(s, w, out, old);
+          await s.served.prepare?.([out]);
+        }
         const a = attrs(out, old);
         await admission.admit(a);
+        await s.served.prepareWrite?.(a.object);
         return s.served.toStorage(a.object);
       },
       async validate(obj, old) {
+        await s.served.prepare?.([obj, old].filter(Boolean));
         await admission.validate(attrs(obj, old));
       },
     };

@@ -29,6 +29,8 @@ import { publishVersion, type PublishedVersion } from './openapi';
 import { featureGates } from '../../../shared/options/feature-gates';
 import type { RequestContext } from '../context';
 import { compileSchemaRules, evaluateRules, hasValidationRules } from './validation-rules';
+import { PreparedConversion, WebhookConverter } from './conversion';
+import { systemContext } from '../context';
 import {
   applySchemaDefaults,
   hasDefaults,
@@ -136,6 +138,7 @@ function crdScale(scale: ScaleSpec): CustomSubresource {
   return {
     async get(ctx, name, served) {
       const o = await served.store.reader.get(ctx, name);
+      await served.prepare?.([o.obj]);
       return scaleOf(served.fromStorage(o.obj));
     },
     async update(ctx, name, body, served, hooks) {
@@ -145,10 +148,11 @@ function crdScale(scale: ScaleSpec): CustomSubresource {
       const out = await served.store.update(
         ctx,
         name,
-        (current) => {
+        async (current) => {
           if (!current) throw notFound(gr, name);
           if (rv && rv !== current.metadata.resourceVersion) throw conflict(gr, name);
           // The object keeps its resourceVersion: the write is conditional on what was read.
+          await served.prepare?.([current]);
           const obj = served.fromStorage(current);
           let target = obj;
           for (const k of specPath.slice(0, -1)) {
@@ -156,10 +160,12 @@ function crdScale(scale: ScaleSpec): CustomSubresource {
             target = target[k];
           }
           target[specPath[specPath.length - 1]] = replicas;
+          await served.prepareWrite?.(obj);
           return served.toStorage(obj);
         },
         hooks,
       );
+      await served.prepare?.([out.obj]);
       return { obj: scaleOf(served.fromStorage(out.obj)), created: false };
     },
   };
@@ -175,6 +181,27 @@ function schemaHooks(schema: Schema | undefined, namespaced: boolean): SchemaHoo
     validate: (obj) => [...validateCustomMeta(obj, namespaced), ...validateAgainstSchema(obj, schema)],
     validateUpdate: update,
     validateStatusUpdate: update,
+  };
+}
+
+/**
+ * Schema hooks for a served version behind a conversion webhook: its store sees objects of
+ * both forms (patches are computed in the served version, writes arrive in the storage
+ * version), so each object is checked with the schema of its own apiVersion.
+ */
+function schemaHooksByVersion(
+  served: { apiVersion: string; schema: Schema | undefined },
+  storage: { apiVersion: string; schema: Schema | undefined },
+  namespaced: boolean,
+): SchemaHooks {
+  const forServed = schemaHooks(served.schema, namespaced);
+  const forStorage = schemaHooks(storage.schema, namespaced);
+  const pick = (obj: any) => (obj?.apiVersion === served.apiVersion ? forServed : forStorage);
+  return {
+    applyDefaults: (obj) => pick(obj).applyDefaults(obj),
+    validate: (obj) => pick(obj).validate(obj),
+    validateUpdate: (obj, old) => pick(obj).validateUpdate(obj, old),
+    validateStatusUpdate: (obj, old) => pick(obj).validateStatusUpdate!(obj, old),
   };
 }
 
@@ -236,6 +263,19 @@ function statusSubresource(scale: ScaleSpec | undefined, rules: RulesCheck): Sub
   };
 }
 
+/** A service's cluster IP (where kube-apiserver sends webhook calls by default). */
+function clusterIPOf(registry: Registry) {
+  return async (namespace: string, name: string): Promise<string | null> => {
+    const services = registry.preferred('', 'services');
+    if (!services) return null;
+    try {
+      return (await services.store.reader.get(systemContext(namespace), name)).obj?.spec?.clusterIP ?? null;
+    } catch {
+      return null;
+    }
+  };
+}
+
 /** The served resources, stores and published schemas of an established CRD. */
 export function buildServing(crd: CRD, o: BuildOptions): CRDServing {
   const { group } = crd.spec;
@@ -264,6 +304,10 @@ export function buildServing(crd: CRD, o: BuildOptions): CRDServing {
     hasStatus: !!v.subresources?.status,
   });
   const schemaOf = (v: CRDVersion) => v.schema?.openAPIV3Schema;
+  const webhook = crd.spec.conversion?.strategy === 'Webhook';
+  const converter = webhook
+    ? new WebhookConverter(crd.spec.conversion?.webhook ?? {}, kind, clusterIPOf(o.registry))
+    : undefined;
   const primary = o.registry.newStore(resFor(sv), {
     schema: schemaHooks(schemaOf(sv), namespaced),
     strategy: strategyFor(crd, sv, selectable, o),
@@ -277,11 +321,19 @@ export function buildServing(crd: CRD, o: BuildOptions): CRDServing {
     const schema = schemaOf(v);
     const gv = formatAPIVersion(group, v.name);
     const isStorage = v.name === sv.name;
+    // The registry works on stored (storage version) objects: with a webhook between the
+    // versions, writes of a served version are checked in storage form (and its CEL rules too).
     const store = isStorage
       ? primary
       : o.registry.newStore(resFor(v), {
-          schema: schemaHooks(schema, namespaced),
-          strategy: strategyFor(crd, v, selectable, o),
+          schema: converter
+            ? schemaHooksByVersion(
+                { apiVersion: gv, schema },
+                { apiVersion: storageGV, schema: schemaOf(sv) },
+                namespaced,
+              )
+            : schemaHooks(schema, namespaced),
+          strategy: strategyFor(crd, converter ? sv : v, selectable, o),
           sharedReads: primary,
         });
     const subFacts: SubresourceFacts[] = [];
@@ -328,17 +380,29 @@ export function buildServing(crd: CRD, o: BuildOptions): CRDServing {
     };
     const warning = deprecationWarning(crd, v);
     const defaults = hasDefaults(schema);
+    const prepared = converter && !isStorage ? new PreparedConversion(converter, gv, storageGV) : undefined;
     const conversion = isStorage
       ? { toStorage: (x: any) => x, fromStorage: (x: any) => x }
-      : {
-          toStorage: (x: any) => ({ ...x, apiVersion: storageGV }),
-          fromStorage: (x: any) => {
-            const out = defaults ? structuredClone(x) : { ...x };
-            out.apiVersion = gv;
-            if (defaults) applySchemaDefaults(out, schema);
-            return out;
-          },
-        };
+      : prepared
+        ? {
+            toStorage: prepared.toStorage,
+            fromStorage: (x: any) => {
+              const out = prepared.fromStorage(x);
+              if (defaults) applySchemaDefaults(out, schema);
+              return out;
+            },
+            prepare: (objs: any[]) => prepared.prepare(objs),
+            prepareWrite: (obj: any) => prepared.prepareWrite(obj),
+          }
+        : {
+            toStorage: (x: any) => ({ ...x, apiVersion: storageGV }),
+            fromStorage: (x: any) => {
+              const out = defaults ? structuredClone(x) : { ...x };
+              out.apiVersion = gv;
+              if (defaults) applySchemaDefaults(out, schema);
+              return out;
+            },
+          };
     served.push({
       info,
       store,
