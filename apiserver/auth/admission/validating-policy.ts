@@ -193,10 +193,13 @@ export class ValidatingAdmissionPolicy implements AdmissionPlugin {
     const ns = served.info.namespaced ? (ref.namespace ?? a.namespace) : '';
     if (ref.name) {
       const obj = await lister.get(ns, ref.name);
-      return obj ? [served.fromStorage(obj)] : missing && `failed to configure binding: ${missing}`;
+      if (!obj) return missing && `failed to configure binding: ${missing}`;
+      await served.prepare?.([obj]);
+      return [served.fromStorage(obj)];
     }
     const all = (await lister.list(ns)).filter((o) => selects(ref.selector ?? {}, o.metadata?.labels));
     if (!all.length) return missing && `failed to configure binding: ${missing}`;
+    await served.prepare?.(all);
     return all.map((o) => served.fromStorage(o));
   }
 
