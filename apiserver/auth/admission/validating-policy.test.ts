@@ -166,4 +166,35 @@ describe('ValidatingAdmissionPolicy', function () {
       await unbind();
     }
   });
+
+  it('refuses a policy whose expressions do not compile', async () => {
+    const pol = structuredClone(POLICY) as any;
+    pol.metadata.name = 'uncompilable';
+    pol.spec.validations = [{ expression: 'object.' }, { expression: "'text'" }];
+    pol.spec.matchConditions = [{ name: 'x', expression: 'nope == 1' }];
+    const r = await api('POST', `${ADM}/validatingadmissionpolicies`, { body: pol });
+    assert.equal(r.status, 422, JSON.stringify(r.json));
+    const causes = r.json.details.causes.map((c: any) => `${c.field}: ${c.message}`);
+    assert.ok(
+      causes.some((c: string) =>
+        c.startsWith(
+          'spec.validations[0].expression: Invalid value: "object.": compilation failed: ERROR: <input>:1:8:',
+        ),
+      ),
+      causes.join('\n'),
+    );
+    assert.ok(
+      causes.includes(
+        `spec.validations[1].expression: Invalid value: "'text'": cel expression must evaluate to a bool`,
+      ),
+      causes.join('\n'),
+    );
+    assert.ok(
+      causes.some(
+        (c: string) =>
+          c.startsWith('spec.matchConditions[0].expression') && c.includes("undeclared reference to 'nope'"),
+      ),
+      causes.join('\n'),
+    );
+  });
 });
