@@ -3,7 +3,7 @@
 // creation, evaluated on custom resource writes with Kubernetes' messages.
 import assert from 'node:assert/strict';
 import { startTestAPIServer, testRequester, type TestAPIServer } from '../../server/testing';
-import { type API, CRDS, crd, establish } from './test-support';
+import { type API, CRDS, crd, establish, until } from './test-support';
 
 const SCHEMA = {
   type: 'object',
@@ -174,21 +174,51 @@ describe('CRD validation rules (x-kubernetes-validations)', function () {
     );
   });
 
-  it('ratchets: an unchanged invalid value is a warning on update, not a refusal', async () => {
-    // Written while the rule did not hold yet: stored through the status subresource path is not
-    // possible for spec, so relax the value with a fresh object and check ratcheting on ports.
-    const c = await api('POST', PATH, {
-      body: widget('ratchet', { replicas: 5, minReplicas: 1, ports: [{ name: 'a', port: 10 }] }),
+  it('ratchets: a value stored before its rule existed may stay while other fields change', async () => {
+    const schema = {
+      type: 'object',
+      properties: {
+        spec: {
+          type: 'object',
+          properties: { name: { type: 'string', maxLength: 64 }, size: { type: 'integer' } },
+        },
+      },
+    };
+    const obj = await establish(
+      api,
+      crd({
+        group: 'ratchet.example.com',
+        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: schema } }],
+      }),
+    );
+    const base = '/apis/ratchet.example.com/v1/namespaces/default/widgets';
+    const w = (name: string, spec: unknown) => ({
+      apiVersion: 'ratchet.example.com/v1',
+      kind: 'Widget',
+      metadata: { name },
+      spec,
     });
-    assert.equal(c.status, 201);
-    const cur = c.json;
-    cur.spec.minReplicas = 6; // now invalid: refused, the spec changed
-    const r = await api('PUT', `${PATH}/ratchet`, { body: cur });
-    assert.equal(r.status, 422);
-    // A status write leaves spec unchanged: its rules ratchet even though the spec is valid here.
-    const st = await api('PUT', `${PATH}/ratchet/status`, { body: { ...c.json, status: { x: 1 } } });
-    assert.equal(st.status, 200, JSON.stringify(st.json));
-    assert.deepEqual(warningsOf(st), []);
+    assert.equal((await api('POST', base, { body: w('old', { name: 'UPPER', size: 1 }) })).status, 201);
+    // The rule arrives after the object was stored.
+    obj.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.name['x-kubernetes-validations'] =
+      [{ rule: 'self.lowerAscii() == self', message: 'name must be lower case' }];
+    assert.equal((await api('PUT', `${CRDS}/${obj.metadata.name}`, { body: obj })).status, 200);
+    await until(
+      async () => (await api('POST', base, { body: w('probe', { name: 'BAD', size: 1 }) })).status === 422,
+      'the rule in force',
+    );
+    const cur = (await api('GET', `${base}/old`)).json;
+    cur.spec.size = 2; // name unchanged: its rule ratchets
+    const ok = await api('PUT', `${base}/old`, { body: cur });
+    assert.equal(ok.status, 200, JSON.stringify(ok.json));
+    assert.deepEqual(warningsOf(ok), [
+      '299 - "spec.name: Invalid value: \\"string\\": name must be lower case"',
+    ]);
+    cur.metadata.resourceVersion = ok.json.metadata.resourceVersion;
+    cur.spec.name = 'STILL-UPPER'; // changed: the rule applies
+    const bad = await api('PUT', `${base}/old`, { body: cur });
+    assert.equal(bad.status, 422);
+    assert.match(bad.json.message, /spec\.name: Invalid value: "string": name must be lower case/);
   });
 
   it('reports compile errors and over-budget rules on the CRD', async () => {
