@@ -96,6 +96,22 @@ describe('schema types', () => {
   });
 });
 
+describe('string formats', () => {
+  it('date-time, date, duration and byte strings are timestamps, durations and bytes', () => {
+    const schema = {
+      type: 'object',
+      properties: {
+        t: { type: 'string', format: 'date-time' },
+        d: { type: 'string', format: 'duration' },
+        b: { type: 'string', format: 'byte' },
+      },
+    };
+    const obj = { t: '2024-01-02T03:04:05Z', d: '1h30m', b: 'aGVsbG8=' };
+    assert.equal(run('self.t + self.d == timestamp("2024-01-02T04:34:05Z")', obj, schema), true);
+    assert.equal(run('self.b == b"hello"', obj, schema), true);
+  });
+});
+
 describe('cost estimation', () => {
   const env = newEnvironment();
   env.registerVariable('self', 'dyn');

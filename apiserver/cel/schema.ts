@@ -5,7 +5,7 @@
 // metadata.name/generateName), property names escaped (`foo-bar` is
 // `self.foo__dash__bar`), and JSON values turned into CEL values (integers as
 // int, objects keyed by escaped names).
-import type { CelEnvironment } from './engine';
+import { compile, newEnvironment, type CelEnvironment } from './engine';
 import { celEquals } from './library/values';
 
 export type Schema = Record<string, any>;
@@ -76,6 +76,30 @@ const isDyn = (s: Schema) =>
   (s['x-kubernetes-preserve-unknown-fields'] === true && !hasProps(s) && !isObj(s.additionalProperties)) ||
   (s.type === undefined && !hasProps(s) && !isObj(s.items) && !isObj(s.additionalProperties));
 
+/** Strings whose format Kubernetes gives a CEL type of its own. */
+const STRING_FORMATS: Record<string, { type: string; value(s: string): unknown }> = {
+  byte: { type: 'bytes', value: (s) => new Uint8Array(Buffer.from(s, 'base64')) },
+  date: { type: 'google.protobuf.Timestamp', value: (s) => new Date(`${s}T00:00:00Z`) },
+  'date-time': { type: 'google.protobuf.Timestamp', value: (s) => new Date(s) },
+  duration: { type: 'google.protobuf.Duration', value: (s) => parseDuration(s) },
+};
+
+let durationProgram: ((vars: Record<string, unknown>) => unknown) | undefined;
+/** A Go duration string ("1h30m") as the engine's duration value. */
+function parseDuration(s: string): unknown {
+  if (!durationProgram) {
+    const env = newEnvironment();
+    env.registerVariable('s', 'string');
+    const p = compile(env, 'duration(s)');
+    durationProgram = (vars) => p.evaluate(vars);
+  }
+  try {
+    return durationProgram({ s });
+  } catch {
+    return s;
+  }
+}
+
 const withMeta = new WeakMap<Schema, Schema>();
 /** The schema CEL sees at a node (cached, so each node keeps one identity). */
 function celSchema(s: Schema, root: boolean): Schema {
@@ -118,7 +142,7 @@ export class SchemaTypes {
       case 'boolean':
         return 'bool';
       case 'string':
-        return 'string';
+        return STRING_FORMATS[s.format]?.type ?? 'string';
       case 'array':
         return `list<${isObj(s.items) ? this.declare(s.items, `${name}._items`) : 'dyn'}>`;
       case 'object': {
@@ -157,6 +181,8 @@ export class SchemaTypes {
     }
     if (isDyn(s)) return dynValue(v);
     if (s.type === 'integer' && typeof v === 'number' && Number.isInteger(v)) return BigInt(v);
+    if (s.type === 'string' && typeof v === 'string' && STRING_FORMATS[s.format])
+      return STRING_FORMATS[s.format].value(v);
     if (Array.isArray(v)) return v.map((x) => this.value(x, isObj(s.items) ? s.items : undefined));
     if (!isObj(v)) return dynValue(v);
     const out: Record<string, unknown> = {};
