@@ -71,49 +71,80 @@ const STRING_SCANS = new Set([
   'trim',
 ]);
 
+/**
+ * What a name or path stands for: its schema, and at run time the values it
+ * can have (every element, for a loop variable).
+ */
+interface Shape {
+  schema?: Schema;
+  values?: unknown[];
+}
+
 interface Scope {
-  [name: string]: Schema | undefined;
+  [name: string]: Shape | undefined;
 }
 
-function elementSchema(s: Schema | undefined): Schema | undefined {
+function elementShape(sh: Shape | undefined): Shape | undefined {
+  const s = sh?.schema;
   if (!s) return undefined;
-  if (s.type === 'array') return isObj(s.items) ? s.items : undefined;
-  if (s.type === 'object' && isObj(s.additionalProperties)) return { type: 'string' }; // iterating a map yields keys
+  const values = sh.values?.flatMap((v) => (Array.isArray(v) ? v : isObj(v) ? Object.keys(v) : []));
+  if (s.type === 'array') return { schema: isObj(s.items) ? s.items : undefined, values };
+  // Iterating a map yields its keys.
+  if (s.type === 'object' && isObj(s.additionalProperties)) return { schema: { type: 'string' }, values };
   return undefined;
 }
 
-function fieldSchema(s: Schema | undefined, celName: string): Schema | undefined {
+function fieldShape(sh: Shape | undefined, celName: string): Shape | undefined {
+  const s = sh?.schema;
   if (!s) return undefined;
+  const pick = (key: string | undefined, schema: Schema): Shape => ({
+    schema,
+    values: sh.values?.flatMap((v) => {
+      if (!isObj(v)) return [];
+      const x = key !== undefined ? v[key] : v[celName];
+      return x === undefined ? [] : [x];
+    }),
+  });
   if (isObj(s.properties)) {
-    for (const [k, sub] of Object.entries(s.properties)) if (escapeName(k) === celName) return sub as Schema;
+    for (const [k, sub] of Object.entries(s.properties))
+      if (escapeName(k) === celName) return pick(k, sub as Schema);
   }
-  if (isObj(s.additionalProperties)) return s.additionalProperties;
+  if (isObj(s.additionalProperties)) return pick(undefined, s.additionalProperties);
   return undefined;
 }
 
-/** The schema of what an expression yields, when it is a path into self/oldSelf or a loop variable. */
-function schemaOf(n: ASTNode, scope: Scope): Schema | undefined {
+/** The shape of what an expression yields, when it is a path into self/oldSelf or a loop variable. */
+function shapeOf(n: ASTNode, scope: Scope): Shape | undefined {
   const a: any = n.args;
   switch (n.op) {
     case 'id':
       return scope[a as string];
     case '.':
     case '.?':
-      return fieldSchema(schemaOf(a[0], scope), a[1]);
+      return fieldShape(shapeOf(a[0], scope), a[1]);
     case '[]':
     case '[?]': {
-      const s = schemaOf(a[0], scope);
-      return s?.type === 'array' ? elementSchema(s) : fieldSchema(s, String(a[1]?.args));
+      const sh = shapeOf(a[0], scope);
+      return sh?.schema?.type === 'array' ? elementShape(sh) : fieldShape(sh, String(a[1]?.args));
     }
     default:
       return undefined;
   }
 }
 
+/** Elements or characters of a value. */
+function actualSize(v: unknown): number {
+  if (Array.isArray(v) || typeof v === 'string') return v.length;
+  if (isObj(v)) return Object.keys(v).length;
+  return 1;
+}
+
 function sizeOf(n: ASTNode, scope: Scope): number {
   if (n.op === 'value' && typeof n.args === 'string') return n.args.length;
   if (n.op === 'list') return (n.args as ASTNode[]).length;
-  return maxSize(schemaOf(n, scope));
+  const sh = shapeOf(n, scope);
+  if (sh?.values) return sh.values.reduce((m: number, v) => Math.max(m, actualSize(v)), 0);
+  return maxSize(sh?.schema);
 }
 
 function cost(n: ASTNode, scope: Scope): number {
@@ -138,7 +169,7 @@ function cost(n: ASTNode, scope: Scope): number {
       const [name, recv, args] = a as [string, ASTNode, ASTNode[]];
       if (MACROS.has(name) && args.length >= 2 && args[0].op === 'id') {
         const size = sizeOf(recv, scope);
-        const inner = { ...scope, [args[0].args as string]: elementSchema(schemaOf(recv, scope)) };
+        const inner = { ...scope, [args[0].args as string]: elementShape(shapeOf(recv, scope)) };
         const body = args.slice(1).reduce((t, x) => t + cost(x, inner), 0);
         return cost(recv, scope) + size * (body + 1);
       }
@@ -160,10 +191,26 @@ function cost(n: ASTNode, scope: Scope): number {
   }
 }
 
+const celSchema = (s: Schema, root: boolean) =>
+  root || s['x-kubernetes-embedded-resource'] === true ? withTypeAndObjectMeta(s) : s;
+
 /** The estimated cost of one evaluation of a rule whose self (and oldSelf) has schema s. */
 export function estimateCost(ast: ASTNode, s: Schema, root = false): number {
-  const self = root || s['x-kubernetes-embedded-resource'] === true ? withTypeAndObjectMeta(s) : s;
-  return cost(ast, { self, oldSelf: self });
+  const schema = celSchema(s, root);
+  return cost(ast, { self: { schema }, oldSelf: { schema } });
+}
+
+/**
+ * The cost of one evaluation on these values: the estimate with the sizes the
+ * values have instead of the largest their schema allows (the engine does not
+ * count its steps, so this stands in for cel-go's actual cost).
+ */
+export function actualCost(ast: ASTNode, s: Schema, self: unknown, oldSelf: unknown, root = false): number {
+  const schema = celSchema(s, root);
+  return cost(ast, {
+    self: { schema, values: [self] },
+    oldSelf: { schema, values: oldSelf === undefined ? [] : [oldSelf] },
+  });
 }
 
 /** Kubernetes' wording of a cost over its limit. */

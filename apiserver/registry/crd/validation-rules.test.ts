@@ -308,4 +308,45 @@ describe('CRD validation rules (x-kubernetes-validations)', function () {
     assert.equal(r.status, 422);
     assert.match(r.json.message, /spec\.names: Invalid value: "array": names unique/);
   });
+
+  it("stops a rule whose actual cost exceeds the per-call limit, with Kubernetes' message", async () => {
+    const quadratic = 'self.all(a, self.all(b, a == b || a != b))';
+    const schema = {
+      type: 'object',
+      properties: {
+        spec: {
+          type: 'object',
+          properties: {
+            names: {
+              type: 'array',
+              maxItems: 900,
+              items: { type: 'string', maxLength: 10 },
+              'x-kubernetes-validations': [{ rule: quadratic }, { rule: quadratic, message: 'second' }],
+            },
+          },
+        },
+      },
+    };
+    await establish(
+      api,
+      crd({
+        group: 'budget.example.com',
+        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: schema } }],
+      }),
+    );
+    const base = '/apis/budget.example.com/v1/namespaces/default/widgets';
+    const w = (name: string, n: number) => ({
+      apiVersion: 'budget.example.com/v1',
+      kind: 'Widget',
+      metadata: { name },
+      spec: { names: Array.from({ length: n }, (_, i) => `n${i}`) },
+    });
+    assert.equal((await api('POST', base, { body: w('small', 10) })).status, 201);
+    const r = await api('POST', base, { body: w('big', 900) });
+    assert.equal(r.status, 422, JSON.stringify(r.json).slice(0, 300));
+    assert.match(
+      r.json.message,
+      /spec\.names: Invalid value: "array": 'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: self\.all/,
+    );
+  });
 });

@@ -17,6 +17,7 @@ import {
 } from '../../cel/engine';
 import { SchemaTypes, type Schema } from '../../cel/schema';
 import {
+  actualCost,
   costErrorMessage,
   estimateCost,
   maxSize,
@@ -331,11 +332,6 @@ function errorForReason(field: string, type: unknown, detail: string, reason?: s
 const join = (base: string, child: string) =>
   !base ? child : child.startsWith('[') ? base + child : `${base}.${child}`;
 
-/** A rule's runtime cost, approximated by its estimate for the value's actual size (never below 1). */
-function runtimeCost(c: CompiledRule, s: Schema, root: boolean): number {
-  return Math.max(1, Math.min(PER_CALL_LIMIT, estimateCost(c.program.ast, s, root) / 1000));
-}
-
 function evalNode(n: NodeValidator, path: string, obj: unknown, old: unknown, st: EvalState): void {
   if (obj === undefined || obj === null || st.budget < 0) return;
   if (n.rules.length) {
@@ -359,7 +355,18 @@ function evalNode(n: NodeValidator, path: string, obj: unknown, old: unknown, st
             : Optional.of(oldSelf)
           : oldSelf,
       };
-      st.budget -= runtimeCost(c, n.schema, n.root);
+      const cost = actualCost(c.program.ast, n.schema, obj, hasOld ? old : undefined, n.root);
+      if (cost > PER_CALL_LIMIT) {
+        st.errors.push({
+          type: 'FieldValueInvalid',
+          field: path,
+          badValue: type,
+          detail: `'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: ${ruleErrorString(c.rule)}`,
+        });
+        st.budget = -1;
+        return;
+      }
+      st.budget -= cost;
       if (st.budget < 0) {
         st.errors.push({ type: 'FieldValueInvalid', field: path, badValue: type, detail: OUT_OF_BUDGET });
         return;
