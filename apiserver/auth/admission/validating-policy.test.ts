@@ -2,6 +2,9 @@
 // label taken from a param object, bound with Deny, Warn and Audit;
 // matchConditions, variables, messageExpression, reason, failurePolicy.
 import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startTestAPIServer, testRequester, type TestAPIServer } from '../../server/testing';
 
 const ADM = '/apis/admissionregistration.k8s.io/v1';
@@ -196,5 +199,67 @@ describe('ValidatingAdmissionPolicy', function () {
       ),
       causes.join('\n'),
     );
+  });
+});
+
+describe('ValidatingAdmissionPolicy audit', function () {
+  this.timeout(60_000);
+  let srv: TestAPIServer;
+  let api: ReturnType<typeof testRequester>;
+  let dir: string;
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'tkube-vap-audit-'));
+    writeFileSync(
+      join(dir, 'policy.yaml'),
+      'apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n',
+    );
+    srv = await startTestAPIServer({
+      auditPolicyFile: join(dir, 'policy.yaml'),
+      auditLogPath: join(dir, 'audit.log'),
+    });
+    api = testRequester(srv.config);
+    assert.equal(
+      (await api('POST', CMS, { body: { ...cm('params-team'), data: { label: 'team' } } })).status,
+      201,
+    );
+    assert.equal((await api('POST', `${ADM}/validatingadmissionpolicies`, { body: POLICY })).status, 201);
+    assert.equal(
+      (await api('POST', `${ADM}/validatingadmissionpolicybindings`, { body: binding('audit', ['Audit']) }))
+        .status,
+      201,
+    );
+    await sleep(100);
+  });
+  after(async () => {
+    await api?.close();
+    await srv?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("Audit: admits, and records the failure and the policy's audit annotations in the audit event", async () => {
+    const r = await api('POST', CMS, { body: cm('audited') });
+    assert.equal(r.status, 201, JSON.stringify(r.json));
+    const id = String(r.headers['audit-id']);
+    let event: any;
+    for (let i = 0; i < 200 && !event; i++) {
+      event = readFileSync(join(dir, 'audit.log'), 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+        .find((e) => e.auditID === id && e.stage === 'ResponseComplete');
+      if (!event) await sleep(25);
+    }
+    assert.ok(event, 'audit event written');
+    assert.deepEqual(JSON.parse(event.annotations['validation.policy.admission.k8s.io/validation_failure']), [
+      {
+        message: 'missing label team',
+        policy: 'require-label',
+        binding: 'audit',
+        expressionIndex: 0,
+        validationActions: ['Audit'],
+      },
+    ]);
+    assert.equal(event.annotations['require-label/checked'], 'label team');
   });
 });
