@@ -210,6 +210,20 @@ function compileNode(
       });
     st.total += cost;
     st.costs.push({ path: `${rulePath}.rule`, cost });
+    if (compiled.message) {
+      const msgCost = Math.min(
+        Number.MAX_SAFE_INTEGER,
+        estimateCost(compiled.message.ast, s, root) * cardinality,
+      );
+      if (msgCost > STATIC_ESTIMATED_COST_LIMIT)
+        st.errors.push({
+          type: 'FieldValueForbidden',
+          field: `${rulePath}.messageExpression`,
+          detail: costErrorMessage('estimated messageExpression cost', msgCost, STATIC_ESTIMATED_COST_LIMIT),
+        });
+      st.total += msgCost;
+      st.costs.push({ path: `${rulePath}.messageExpression`, cost: msgCost });
+    }
     if (compiled.usesOldSelf && uncorrelatable !== undefined)
       st.errors.push({
         type: 'FieldValueInvalid',
