@@ -3,7 +3,7 @@ import type { Security, SecurityDeps } from './types';
 import { buildAuthentication } from './authn';
 import { buildAuthorization } from './authz';
 import { buildAdmission } from './admission';
-import { policyBehaviours } from './admission/validating-policy';
+import { policyBehaviours } from './admission/validating-policy-strategy';
 import { buildAuditor } from './audit';
 import { buildTransport } from './transport';
 

@@ -12,14 +12,13 @@ import { selectorFromObject } from '../../../shared/api/labels';
 import { logger } from '../../../shared/log';
 import { CelCompileError, CelEvalError, compile, newEnvironment, type Program } from '../../cel/engine';
 import { jsonToCel } from '../../cel/schema';
-import type { Registry, ResourceBehaviour } from '../../registry/registry';
-import type { FieldError } from '../../../shared/api/field-errors';
+import type { Registry } from '../../registry/registry';
 import type { AdmissionAttributes, AdmissionPlugin } from './types';
 import { Lister } from './util';
 import { ruleMatches } from './webhook';
 
 const log = logger('admission');
-const GROUP = 'admissionregistration.k8s.io';
+export const GROUP = 'admissionregistration.k8s.io';
 const OWN_RESOURCES = new Set(['validatingadmissionpolicies', 'validatingadmissionpolicybindings']);
 const REASON_CODES: Record<string, number> = {
   Unauthorized: 401,
@@ -27,7 +26,16 @@ const REASON_CODES: Record<string, number> = {
   Invalid: 422,
   RequestEntityTooLarge: 413,
 };
-const VARIABLES = ['object', 'oldObject', 'params', 'request', 'namespaceObject', 'variables', 'authorizer'];
+/** The variables every policy expression may use (all dyn: see docs/comparison.md). */
+export const VARIABLES = [
+  'object',
+  'oldObject',
+  'params',
+  'request',
+  'namespaceObject',
+  'variables',
+  'authorizer',
+];
 
 /** An expression compiled once per policy generation; the error is kept to be reported when it is needed. */
 interface Expr {
@@ -354,55 +362,3 @@ function names(r: any, a: AdmissionAttributes): boolean {
   const list: string[] = r.resourceNames ?? [];
   return !list.length || list.includes(a.name);
 }
-
-/** A policy expression as the validation of the policy object checks it (empty: fine). */
-function expressionError(source: unknown, wantBool: boolean): string | undefined {
-  if (typeof source !== 'string' || source === '') return undefined;
-  const env = newEnvironment();
-  for (const v of VARIABLES) env.registerVariable(v, 'dyn');
-  try {
-    const p = compile(env, source);
-    if (wantBool && p.outputType !== 'bool' && p.outputType !== 'dyn')
-      return 'cel expression must evaluate to a bool';
-    return undefined;
-  } catch (e) {
-    if (!(e instanceof CelCompileError)) throw e;
-    return `compilation failed: ${e.message}`;
-  }
-}
-
-/** The CEL of a ValidatingAdmissionPolicy compiled when it is written, with Kubernetes' field errors. */
-export function policyExpressionErrors(policy: any): FieldError[] {
-  const spec = policy?.spec ?? {};
-  const errs: FieldError[] = [];
-  const check = (list: unknown, field: string, key: string, wantBool: boolean) => {
-    if (!Array.isArray(list)) return;
-    list.forEach((item, i) => {
-      const src = item?.[key];
-      const msg = expressionError(src, wantBool);
-      if (msg)
-        errs.push({
-          type: 'FieldValueInvalid',
-          field: `spec.${field}[${i}].${key}`,
-          badValue: src,
-          detail: msg,
-        });
-    });
-  };
-  check(spec.validations, 'validations', 'expression', true);
-  check(spec.validations, 'validations', 'messageExpression', false);
-  check(spec.matchConditions, 'matchConditions', 'expression', true);
-  check(spec.variables, 'variables', 'expression', false);
-  check(spec.auditAnnotations, 'auditAnnotations', 'valueExpression', false);
-  return errs;
-}
-
-/** Registry behaviour of validatingadmissionpolicies: their expressions must compile. */
-export const policyBehaviours: Record<string, ResourceBehaviour> = {
-  [`${GROUP}/validatingadmissionpolicies`]: {
-    strategy: {
-      validate: (obj) => policyExpressionErrors(obj),
-      validateUpdate: (obj) => policyExpressionErrors(obj),
-    },
-  },
-};

@@ -13,6 +13,8 @@
 import https from 'node:https';
 import { randomUUID } from 'node:crypto';
 import { internalError } from '../../../shared/api/status';
+import { systemContext } from '../context';
+import type { Registry } from '../registry';
 
 export interface WebhookClientConfig {
   url?: string;
@@ -227,5 +229,18 @@ export class PreparedConversion {
     if (c === undefined)
       throw internalError(new Error(`conversion to ${this.storageAPIVersion} was not prepared`));
     return structuredClone(c);
+  };
+}
+
+/** A service's cluster IP (where kube-apiserver sends webhook calls by default). */
+export function clusterIPOf(registry: Registry) {
+  return async (namespace: string, name: string): Promise<string | null> => {
+    const services = registry.preferred('', 'services');
+    if (!services) return null;
+    try {
+      return (await services.store.reader.get(systemContext(namespace), name)).obj?.spec?.clusterIP ?? null;
+    } catch {
+      return null;
+    }
   };
 }

@@ -26,11 +26,8 @@ import type { Strategy, SubresourceStrategy } from '../strategy';
 import { toScale, type ScalePaths } from '../strategies/scale';
 import { jsonEqual } from '../meta';
 import { publishVersion, type PublishedVersion } from './openapi';
-import { featureGates } from '../../../shared/options/feature-gates';
-import type { RequestContext } from '../context';
-import { compileSchemaRules, evaluateRules, hasValidationRules } from './validation-rules';
-import { PreparedConversion, WebhookConverter } from './conversion';
-import { systemContext } from '../context';
+import { rulesCheck, type RulesCheck } from './validation-rules-eval';
+import { clusterIPOf, PreparedConversion, WebhookConverter } from './conversion';
 import {
   applySchemaDefaults,
   hasDefaults,
@@ -205,22 +202,6 @@ function schemaHooksByVersion(
   };
 }
 
-/** The CEL rules of a version's schema as a validation step (none while the feature gate is off). */
-type RulesCheck = (obj: any, old: any, ctx: RequestContext) => FieldError[];
-
-function rulesCheck(schema: Schema | undefined): RulesCheck {
-  if (!schema || !featureGates.enabled('CustomResourceValidationExpressions') || !hasValidationRules(schema))
-    return () => [];
-  // The CRD was validated with the same compiler: compile errors here were reported on it.
-  const { validator } = compileSchemaRules(schema, '');
-  if (!validator) return () => [];
-  return (obj, old, ctx) => {
-    const out = evaluateRules(validator, obj, old);
-    ctx.warnings.push(...out.warnings);
-    return out.errors;
-  };
-}
-
 function strategyFor(crd: CRD, v: CRDVersion, selectable: string[], o: BuildOptions): Strategy {
   const { group, names } = crd.spec;
   const scale = v.subresources?.scale;
@@ -260,19 +241,6 @@ function statusSubresource(scale: ScaleSpec | undefined, rules: RulesCheck): Sub
   return {
     ...statusStrategy,
     validate: (obj, old, ctx) => [...scaleErrors(obj, scale, 'status'), ...rules(obj, old, ctx)],
-  };
-}
-
-/** A service's cluster IP (where kube-apiserver sends webhook calls by default). */
-function clusterIPOf(registry: Registry) {
-  return async (namespace: string, name: string): Promise<string | null> => {
-    const services = registry.preferred('', 'services');
-    if (!services) return null;
-    try {
-      return (await services.store.reader.get(systemContext(namespace), name)).obj?.spec?.clusterIP ?? null;
-    } catch {
-      return null;
-    }
   };
 }
 
