@@ -7,7 +7,7 @@ import type { Scope, WriteContext } from './scope';
 import { resetFieldsFor, update as recordUpdate } from '../apply';
 
 /** Records the managedFields of a create or update (patches record their own, in apiserver/apply). */
-async function recordOwnership(s: Scope, w: WriteContext, obj: any, old: any | null): Promise<any> {
+function recordOwnership(s: Scope, w: WriteContext, obj: any, old: any | null): any {
   const info = s.served.info;
   const sub = s.sub?.name ?? '';
   const resetFields = resetFieldsFor(
@@ -23,7 +23,8 @@ async function recordOwnership(s: Scope, w: WriteContext, obj: any, old: any | n
     now: s.ctx.now,
     model: s.served.fieldModel,
   });
-  await s.served.prepareWrite?.(next);
+  // Through a conversion webhook the stored form takes I/O (a promise); otherwise it is immediate.
+  if (s.served.prepareWrite) return s.served.prepareWrite(next).then(() => s.served.toStorage(next));
   return s.served.toStorage(next);
 }
 
@@ -50,18 +51,18 @@ export function makeWriteHooks(admission: AdmissionChain) {
     return {
       async mutate(obj, old) {
         let out = obj;
-        await s.served.prepare?.([obj, old].filter(Boolean));
+        if (s.served.prepare) await s.served.prepare([obj, old].filter(Boolean));
         if (w.operation !== 'DELETE' && !w.patchType) {
-          out = await recordOwnership(s, w, out, old);
-          await s.served.prepare?.([out]);
+          out = recordOwnership(s, w, out, old);
+          if (s.served.prepare) await s.served.prepare([(out = await out)]);
         }
         const a = attrs(out, old);
         await admission.admit(a);
-        await s.served.prepareWrite?.(a.object);
+        if (s.served.prepareWrite) await s.served.prepareWrite(a.object);
         return s.served.toStorage(a.object);
       },
       async validate(obj, old) {
-        await s.served.prepare?.([obj, old].filter(Boolean));
+        if (s.served.prepare) await s.served.prepare([obj, old].filter(Boolean));
         await admission.validate(attrs(obj, old));
       },
     };

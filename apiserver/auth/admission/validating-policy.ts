@@ -203,12 +203,12 @@ export class ValidatingAdmissionPolicy implements AdmissionPlugin {
     if (ref.name) {
       const obj = await lister.get(ns, ref.name);
       if (!obj) return missing && `failed to configure binding: ${missing}`;
-      await served.prepare?.([obj]);
+      if (served.prepare) await served.prepare([obj]);
       return [served.fromStorage(obj)];
     }
     const all = (await lister.list(ns)).filter((o) => selects(ref.selector ?? {}, o.metadata?.labels));
     if (!all.length) return missing && `failed to configure binding: ${missing}`;
-    await served.prepare?.(all);
+    if (served.prepare) await served.prepare(all);
     return all.map((o) => served.fromStorage(o));
   }
 

@@ -33,9 +33,9 @@ interface Hook {
 
 /** An object of one served version in another (I/O-bound conversions are awaited first). */
 async function inVersion(from: ServedResource, to: ServedResource, o: any): Promise<any> {
-  await from.prepareWrite?.(o);
+  if (from.prepareWrite) await from.prepareWrite(o);
   const stored = from.toStorage(o);
-  await to.prepare?.([stored]);
+  if (to.prepare) await to.prepare([stored]);
   return to.fromStorage(stored);
 }
 

@@ -76,7 +76,7 @@ export async function serveWatch(
         if (more.length) items = items.concat(more);
       }
       // A conversion webhook failing ends the watch, as a decoding error does in Kubernetes.
-      await s.served.prepare?.(items.flatMap((i) => (i.object ? [i.object.obj] : [])));
+      if (s.served.prepare) await s.served.prepare(items.flatMap((i) => (i.object ? [i.object.obj] : [])));
       const frames: Buffer[] = [];
       for (const item of items) {
         if (item.type === 'BOOKMARK' && !bookmarks) continue;

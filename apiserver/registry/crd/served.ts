@@ -135,7 +135,7 @@ function crdScale(scale: ScaleSpec): CustomSubresource {
   return {
     async get(ctx, name, served) {
       const o = await served.store.reader.get(ctx, name);
-      await served.prepare?.([o.obj]);
+      if (served.prepare) await served.prepare([o.obj]);
       return scaleOf(served.fromStorage(o.obj));
     },
     async update(ctx, name, body, served, hooks) {
@@ -149,7 +149,7 @@ function crdScale(scale: ScaleSpec): CustomSubresource {
           if (!current) throw notFound(gr, name);
           if (rv && rv !== current.metadata.resourceVersion) throw conflict(gr, name);
           // The object keeps its resourceVersion: the write is conditional on what was read.
-          await served.prepare?.([current]);
+          if (served.prepare) await served.prepare([current]);
           const obj = served.fromStorage(current);
           let target = obj;
           for (const k of specPath.slice(0, -1)) {
@@ -157,12 +157,12 @@ function crdScale(scale: ScaleSpec): CustomSubresource {
             target = target[k];
           }
           target[specPath[specPath.length - 1]] = replicas;
-          await served.prepareWrite?.(obj);
+          if (served.prepareWrite) await served.prepareWrite(obj);
           return served.toStorage(obj);
         },
         hooks,
       );
-      await served.prepare?.([out.obj]);
+      if (served.prepare) await served.prepare([out.obj]);
       return { obj: scaleOf(served.fromStorage(out.obj)), created: false };
     },
   };
