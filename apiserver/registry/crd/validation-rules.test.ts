@@ -349,4 +349,62 @@ describe('CRD validation rules (x-kubernetes-validations)', function () {
       /spec\.names: Invalid value: "array": 'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: self\.all/,
     );
   });
+
+  it('runs on status and scale writes, root rules reporting the <nil> path', async () => {
+    const schema = {
+      type: 'object',
+      'x-kubernetes-validations': [
+        {
+          rule: '!has(self.status) || self.status.replicas <= self.spec.replicas',
+          message: 'status beyond spec',
+        },
+      ],
+      properties: {
+        spec: {
+          type: 'object',
+          'x-kubernetes-validations': [{ rule: 'self.replicas <= 10' }],
+          properties: { replicas: { type: 'integer' } },
+        },
+        status: { type: 'object', properties: { replicas: { type: 'integer' } } },
+      },
+    };
+    await establish(
+      api,
+      crd({
+        group: 'sub.example.com',
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: { openAPIV3Schema: schema },
+            subresources: {
+              status: {},
+              scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas' },
+            },
+          },
+        ],
+      }),
+    );
+    const base = '/apis/sub.example.com/v1/namespaces/default/widgets';
+    const c = await api('POST', base, {
+      body: {
+        apiVersion: 'sub.example.com/v1',
+        kind: 'Widget',
+        metadata: { name: 's' },
+        spec: { replicas: 3 },
+      },
+    });
+    assert.equal(c.status, 201, JSON.stringify(c.json));
+    const st = await api('PUT', `${base}/s/status`, { body: { ...c.json, status: { replicas: 5 } } });
+    assert.equal(st.status, 422, JSON.stringify(st.json));
+    assert.match(st.json.message, /<nil>: Invalid value: "object": status beyond spec/);
+    const scale = (await api('GET', `${base}/s/scale`)).json;
+    scale.spec.replicas = 20;
+    const sc = await api('PUT', `${base}/s/scale`, { body: scale });
+    assert.equal(sc.status, 422, JSON.stringify(sc.json));
+    assert.match(sc.json.message, /spec: Invalid value: "object": failed rule: self\.replicas <= 10/);
+    scale.spec.replicas = 4;
+    assert.equal((await api('PUT', `${base}/s/scale`, { body: scale })).status, 200);
+  });
 });
