@@ -74,9 +74,19 @@ function compileRule(
   }
   const env = newEnvironment();
   const types = new SchemaTypes(env);
-  const selfType = types.declare(s, 'Object', root);
-  env.registerVariable('self', selfType);
-  env.registerVariable('oldSelf', rule.optionalOldSelf ? `optional<${selfType}>` : selfType);
+  try {
+    const selfType = types.declare(s, 'Object', root);
+    env.registerVariable('self', selfType);
+    env.registerVariable('oldSelf', rule.optionalOldSelf ? `optional<${selfType}>` : selfType);
+  } catch (e) {
+    // A schema the type mapping cannot express: Kubernetes' "rule compiler initialization error".
+    errs.push({
+      type: 'InternalError',
+      field: path,
+      detail: `rule compiler initialization error: ${(e as Error).message}`,
+    });
+    return undefined;
+  }
   let program: Program;
   try {
     program = compile(env, rule.rule);
