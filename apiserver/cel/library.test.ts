@@ -81,6 +81,10 @@ describe('schema types', () => {
     assert.equal(run('self.replicas + self.items[0].n', obj, schema), 3n);
     assert.equal(run('self.dash__dash__name == "x" && self.labels["a"] == "b"', obj, schema), true);
     assert.equal(run('self.port == "http"', obj, schema), true);
+    assert.equal(
+      run('self.ratio > 0.5', { ratio: 1 }, { type: 'object', properties: { ratio: { type: 'number' } } }),
+      true,
+    );
     const env = newEnvironment();
     const types = new SchemaTypes(env);
     env.registerVariable('self', types.declare(schema, 'Object'));

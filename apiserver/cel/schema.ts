@@ -181,6 +181,7 @@ export class SchemaTypes {
     }
     if (isDyn(s)) return dynValue(v);
     if (s.type === 'integer' && typeof v === 'number' && Number.isInteger(v)) return BigInt(v);
+    if (s.type === 'number' && typeof v === 'number') return v; // a double even when it has no fraction
     if (s.type === 'string' && typeof v === 'string' && STRING_FORMATS[s.format])
       return STRING_FORMATS[s.format].value(v);
     if (Array.isArray(v)) return v.map((x) => this.value(x, isObj(s.items) ? s.items : undefined));
