@@ -71,6 +71,12 @@ export interface ServedResource {
   /** Converts an object of this version to the storage version, and back. */
   toStorage(obj: any): any;
   fromStorage(obj: any): any;
+  /**
+   * Conversion that needs I/O (CRD conversion webhooks): awaited before fromStorage of these
+   * stored objects, and before toStorage of an object of this version.
+   */
+  prepare?(stored: any[]): Promise<void>;
+  prepareWrite?(obj: any): Promise<void>;
   /** This version is the storage version: objects need no conversion. */
   isStorageVersion: boolean;
   /** Table columns when not the built-in printer of the kind (custom resources). */
