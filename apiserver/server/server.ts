@@ -50,6 +50,13 @@ export interface ServerOptions {
   ) => Promise<boolean>)[];
   version: Record<string, string>;
   metrics?: APIServerMetrics;
+  /** The aggregation layer: requests under a remote APIService's group/version go to its service. */
+  aggregator?: AggregationLayer;
+}
+
+export interface AggregationLayer {
+  remoteFor(path: string): unknown;
+  proxy(req: Req, res: Res, apiService: unknown, rawUrl: string, user: UserInfo): Promise<void>;
 }
 
 interface Hook {
@@ -289,6 +296,8 @@ export class APIServer {
     abort: RequestAbort,
     auditAnnotations: Record<string, string>,
   ): Promise<void> {
+    const remote = this.o.aggregator?.remoteFor(path);
+    if (remote) return this.o.aggregator!.proxy(req, res, remote, req.url ?? path, user);
     if (info.isResourceRequest) {
       const scope = this.o.handler.scope(req, res, info, query, user, abort, auditAnnotations);
       try {
