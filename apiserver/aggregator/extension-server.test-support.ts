@@ -5,54 +5,17 @@
 // (with an allowed name), using the header names that ConfigMap lists.
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { TLSSocket } from 'node:tls';
 import type { AddressInfo } from 'node:net';
+import {
+  callerOf,
+  requestHeaderConfigFrom,
+  type Caller,
+  type RequestHeaderConfig,
+} from '../../metrics-server/requestheader';
 
-export interface AuthConfig {
-  caPem: string;
-  allowedNames: string[];
-  usernameHeaders: string[];
-  groupHeaders: string[];
-  extraPrefixes: string[];
-}
-
-/** The front-proxy settings an extension server reads from the ConfigMap's data. */
-export function authConfigFrom(data: Record<string, string>): AuthConfig {
-  return {
-    caPem: data['requestheader-client-ca-file'],
-    allowedNames: JSON.parse(data['requestheader-allowed-names'] ?? '[]'),
-    usernameHeaders: JSON.parse(data['requestheader-username-headers'] ?? '[]'),
-    groupHeaders: JSON.parse(data['requestheader-group-headers'] ?? '[]'),
-    extraPrefixes: JSON.parse(data['requestheader-extra-headers-prefix'] ?? '[]'),
-  };
-}
-
-export interface CallerInfo {
-  name: string;
-  groups: string[];
-  extra: Record<string, string[]>;
-}
-
-/** The user the front proxy named, or undefined when the caller is not a trusted proxy. */
-export function callerOf(req: IncomingMessage, auth: AuthConfig): CallerInfo | undefined {
-  const socket = req.socket as TLSSocket;
-  if (!socket.authorized) return undefined;
-  const cn = socket.getPeerCertificate()?.subject?.CN;
-  if (auth.allowedNames.length && !auth.allowedNames.includes(String(cn))) return undefined;
-  const values = (h: string): string[] => {
-    const v = req.headersDistinct[h.toLowerCase()];
-    return v ? v.flatMap((x) => x.split(',').map((s) => s.trim())) : [];
-  };
-  const name = auth.usernameHeaders.map((h) => values(h)[0]).find(Boolean);
-  if (!name) return undefined;
-  const groups = auth.groupHeaders.flatMap(values);
-  const extra: Record<string, string[]> = {};
-  for (const [k, v] of Object.entries(req.headersDistinct)) {
-    const p = auth.extraPrefixes.find((x) => k.startsWith(x.toLowerCase()));
-    if (p && v) extra[decodeURIComponent(k.slice(p.length))] = v;
-  }
-  return { name, groups, extra };
-}
+export const authConfigFrom = requestHeaderConfigFrom;
+export type AuthConfig = RequestHeaderConfig;
+export type CallerInfo = Caller;
 
 export type Handler = (req: IncomingMessage, res: ServerResponse, caller: CallerInfo) => void;
 

@@ -5,6 +5,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { join, resolve } from 'node:path';
 import { startExecutable, getWithKubeconfig, waitForHTTP, waitUntil, type Proc } from './process';
 import { writeComponentKubeconfig } from './credentials';
+import { frontProxyFlags } from './front-proxy';
 
 export type Step = 'apiserver' | 'credentials' | 'controller-manager' | 'nodes' | 'ready';
 
@@ -21,6 +22,9 @@ export interface LocalClusterOptions {
   /** Extra flags per component. */
   apiserverArgs?: string[];
   controllerManagerArgs?: string[];
+  /** Run metrics-server (kubectl top); default true when there are nodes. */
+  metricsServer?: boolean;
+  metricsServerArgs?: string[];
   nodeagentArgs?: (i: number) => string[];
   /** Keep the processes running after this process exits. */
   detached?: boolean;
@@ -73,6 +77,7 @@ export class LocalCluster {
     const progress = o.progress ?? (() => {});
 
     progress('apiserver', 'start');
+    const aggregation = await frontProxyFlags(join(this.dataDir, 'front-proxy'));
     const api = this.start(
       'apiserver',
       [
@@ -90,6 +95,7 @@ export class LocalCluster {
         '--kubelet-preferred-address-types',
         'InternalIP,Hostname,InternalDNS,ExternalDNS,ExternalIP',
         ...(o.etcdServers?.length ? ['--etcd-servers', o.etcdServers.join(',')] : []),
+        ...aggregation,
         ...(o.apiserverArgs ?? []),
       ],
       'apiserver',
@@ -198,9 +204,38 @@ export class LocalCluster {
         );
       }
       progress('nodes', 'done', `${nodes}`);
+      if (o.metricsServer !== false) await this.startMetricsServer(timeout);
     }
     this.saveState();
     progress('ready', 'done');
+  }
+
+  /** metrics-server, registered through the aggregation layer as v1beta1.metrics.k8s.io. */
+  private async startMetricsServer(timeout: number): Promise<void> {
+    const kubeconfig = join(this.dataDir, 'metrics-server', 'kubeconfig');
+    await writeComponentKubeconfig({
+      certDir: this.certDir,
+      server: this.server,
+      subject: { commonName: 'system:metrics-server' },
+      kubeconfig,
+    });
+    const ms = this.start(
+      'metrics-server',
+      ['--kubeconfig', kubeconfig, '--secure-port', '0', ...(this.o.metricsServerArgs ?? [])],
+      'metrics-server',
+    );
+    await waitUntil(
+      async () =>
+        (
+          await getWithKubeconfig(
+            this.kubeconfig,
+            '/apis/apiregistration.k8s.io/v1/apiservices/v1beta1.metrics.k8s.io',
+          )
+        ).status === 200,
+      timeout,
+      'metrics-server registered',
+      ms.exited,
+    );
   }
 
   async nodeReady(name: string): Promise<boolean> {
