@@ -51,6 +51,43 @@ const RESOURCES = {
     { name: 'flunders/status', singularName: '', namespaced: true, kind: 'Flunder', verbs: ['get'] },
   ],
 };
+const FLUNDER_SCHEMA = {
+  description: 'A Flunder is a test object of the wardle server.',
+  type: 'object',
+  properties: {
+    apiVersion: { type: 'string' },
+    kind: { type: 'string' },
+    metadata: { type: 'object' },
+    spec: {
+      type: 'object',
+      properties: { reference: { type: 'string', description: 'What it refers to.' } },
+    },
+  },
+  'x-kubernetes-group-version-kind': [{ group: 'wardle.example.com', version: 'v1alpha1', kind: 'Flunder' }],
+};
+const OPENAPI_V2 = {
+  swagger: '2.0',
+  info: { title: 'wardle', version: 'v0' },
+  paths: { [`/apis/${GV}/namespaces/{namespace}/flunders`]: { get: { operationId: 'listFlunders' } } },
+  definitions: { 'com.example.wardle.v1alpha1.Flunder': FLUNDER_SCHEMA },
+};
+const OPENAPI_V3 = {
+  openapi: '3.0.0',
+  info: { title: 'wardle', version: 'v0' },
+  paths: {
+    [`/apis/${GV}/namespaces/{namespace}/flunders`]: {
+      get: {
+        operationId: 'listFlunders',
+        'x-kubernetes-group-version-kind': {
+          group: 'wardle.example.com',
+          version: 'v1alpha1',
+          kind: 'Flunder',
+        },
+      },
+    },
+  },
+  components: { schemas: { 'com.example.wardle.v1alpha1.Flunder': FLUNDER_SCHEMA } },
+};
 const flunder = (name: string, rv: string) => ({
   apiVersion: GV,
   kind: 'Flunder',
@@ -203,6 +240,8 @@ describe('aggregation layer', function () {
           res.end(JSON.stringify(body));
         };
         if (url.pathname === `/apis/${GV}`) return json(200, RESOURCES);
+        if (url.pathname === '/openapi/v2') return json(200, OPENAPI_V2);
+        if (url.pathname === `/openapi/v3/apis/${GV}`) return json(200, OPENAPI_V3);
         if (url.pathname === FLUNDERS && url.searchParams.get('watch') === 'true') {
           res.writeHead(200, { 'content-type': 'application/json' });
           res.write(JSON.stringify({ type: 'ADDED', object: flunder('one', '1') }) + '\n');
@@ -315,6 +354,21 @@ describe('aggregation layer', function () {
       assert.equal(item.versions[0].freshness, 'Current');
     });
 
+    it('merges its OpenAPI v2 and serves its v3 document', async () => {
+      const v2 = await until(async () => {
+        const r = await api('GET', '/openapi/v2');
+        return r.json?.definitions?.['com.example.wardle.v1alpha1.Flunder'] && r.json;
+      }, 'the aggregated v2 definitions');
+      assert.ok(v2.paths[`/apis/${GV}/namespaces/{namespace}/flunders`]);
+      assert.ok(v2.definitions['io.k8s.api.core.v1.Pod'], 'built-in definitions stay');
+      const index = await api('GET', '/openapi/v3');
+      const entry = index.json.paths[`apis/${GV}`];
+      assert.ok(entry, 'the v3 index lists the group-version');
+      const doc = await api('GET', entry.serverRelativeURL);
+      assert.equal(doc.status, 200);
+      assert.deepEqual(doc.json, OPENAPI_V3);
+    });
+
     it('streams a watch through', async () => {
       const ac = new AbortController();
       const { Agent, request } = await import('undici');
@@ -348,6 +402,9 @@ describe('aggregation layer', function () {
       const ar = await kubectl(srv.kubeconfig, ['api-resources', '--api-group', 'wardle.example.com']);
       assert.equal(ar.code, 0, ar.stderr);
       assert.match(ar.stdout, /^flunders\s+fl\s+wardle\.example\.com\/v1alpha1\s+true\s+Flunder$/m);
+      const explain = await kubectl(srv.kubeconfig, ['explain', 'flunders.spec.reference']);
+      assert.equal(explain.code, 0, explain.stderr);
+      assert.match(explain.stdout, /What it refers to\./);
       const apisvc = await kubectl(srv.kubeconfig, ['get', 'apiservices']);
       assert.match(apisvc.stdout, /^v1alpha1\.wardle\.example\.com\s+default\/wardle\s+True\s/m);
       assert.match(apisvc.stdout, /^v1\.apps\s+Local\s+True\s/m);

@@ -17,6 +17,7 @@ import { resolveCluster, resolveEndpoint, type ServiceLookup, type ServiceRef } 
 import { checkAPIService, type Condition } from './availability';
 import { APISERVICE_GROUP, LOCAL_AVAILABLE, STATUS_WRITE, withAvailable } from './local-apiservices';
 import type { ServerResponse } from 'node:http';
+import type { AggregatedSpec } from '../../shared/api/openapi';
 
 const log = logger('aggregator');
 
@@ -31,7 +32,12 @@ export interface AggregatorOptions {
   now?: () => Date;
   /** How often every APIService is checked again (Kubernetes: 30s). */
   resyncMs?: number;
+  /** Receives the OpenAPI documents of available aggregated APIs. */
+  openapi?: { setAggregated(source: string, spec: AggregatedSpec | undefined): void };
 }
+
+/** How often an available APIService's OpenAPI documents are read again. */
+const OPENAPI_REFRESH_MS = 60_000;
 
 /** An aggregated group/version as discovery shows it. */
 export interface AggregatedVersion {
@@ -58,6 +64,9 @@ export class Aggregator implements ServiceLookup {
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
   private proxyCert: { mtime: number; certPem?: string; keyPem?: string } | null = null;
+  /** When each APIService's OpenAPI documents were last read, and for which spec. */
+  private readonly openapiRead = new Map<string, number>();
+  private readonly specs = new Map<string, string>();
 
   constructor(private readonly o: AggregatorOptions) {
     const store = (group: string, resource: string) => () => o.registry.preferred(group, resource)?.store;
@@ -137,7 +146,15 @@ export class Aggregator implements ServiceLookup {
     const name = obj.metadata.name;
     for (const [k, v] of this.remote) if (v.metadata.name === name) this.remote.delete(k);
     if (type !== 'DELETED' && obj.spec?.service) this.remote.set(gv, obj);
-    if (type === 'DELETED' || !obj.spec?.service) this.discovery.delete(name);
+    const spec = JSON.stringify(obj.spec);
+    if (this.specs.get(name) !== spec) this.openapiRead.delete(name); // a new service: read its documents again
+    if (type === 'DELETED') this.specs.delete(name);
+    else this.specs.set(name, spec);
+    if (type === 'DELETED' || !obj.spec?.service) {
+      this.discovery.delete(name);
+      this.openapiRead.delete(name);
+      this.o.openapi?.setAggregated(name, undefined);
+    }
     this.o.onDiscoveryChange?.();
     if (type !== 'DELETED') this.enqueue(name);
   }
@@ -183,6 +200,8 @@ export class Aggregator implements ServiceLookup {
         this.discovery.set(name, result.discovery);
         if (changed) this.o.onDiscoveryChange?.();
       }
+      if (cond.status === 'True' && Date.now() - (this.openapiRead.get(name) ?? 0) > OPENAPI_REFRESH_MS)
+        await this.readOpenAPI(obj);
     }
     const cur = (obj.status?.conditions ?? []).find((c: any) => c.type === 'Available');
     if (cur && cur.status === cond.status && cur.reason === cond.reason && cur.message === cond.message)
@@ -215,6 +234,47 @@ export class Aggregator implements ServiceLookup {
     }
   }
 
+  /** Reads the service's /openapi/v2 and its group-version's /openapi/v3 document (as the aggregator, trusted). */
+  private async readOpenAPI(apiService: any): Promise<void> {
+    const name = apiService.metadata.name;
+    if (!this.o.openapi) return;
+    const gvPath = `apis/${apiService.spec.group}/${apiService.spec.version}`;
+    const get = async (path: string): Promise<any> => {
+      const { Agent, request } = await import('undici');
+      const t = this.transport();
+      const caBundle = apiService.spec.caBundle;
+      const dispatcher = new Agent({
+        connect: {
+          ca: caBundle ? Buffer.from(caBundle, 'base64').toString('utf8') : undefined,
+          cert: t.certPem,
+          key: t.keyPem,
+          rejectUnauthorized: !apiService.spec.insecureSkipTLSVerify,
+          servername: `${apiService.spec.service.name}.${apiService.spec.service.namespace}.svc`,
+        },
+      });
+      try {
+        const r = await request(this.resolve(serviceRefOf(apiService)) + path, {
+          dispatcher,
+          headers: {
+            accept: 'application/json',
+            ...authProxyHeaders({ name: 'system:aggregator', groups: ['system:masters'] }),
+          },
+          signal: AbortSignal.timeout(10_000),
+        });
+        const text = await r.body.text();
+        return r.statusCode === 200 ? JSON.parse(text) : undefined;
+      } catch {
+        return undefined;
+      } finally {
+        void dispatcher.close();
+      }
+    };
+    const [v2, v3] = await Promise.all([get('/openapi/v2'), get(`/openapi/v3/${gvPath}`)]);
+    this.openapiRead.set(name, Date.now());
+    if (!this.apiServices.get('', name)) return;
+    this.o.openapi.setAggregated(name, v2 || v3 ? { groupVersionPath: gvPath, v2, v3 } : undefined);
+  }
+
   // ---- discovery ----------------------------------------------------------------------
 
   /** Aggregated group/versions (backed by a service), for /apis and aggregated discovery. */
@@ -245,11 +305,7 @@ export class Aggregator implements ServiceLookup {
     if (!isAvailable(apiService)) return proxyError(res, 'service unavailable', 503);
     let base: string;
     try {
-      base = this.resolve({
-        namespace: apiService.spec.service.namespace,
-        name: apiService.spec.service.name,
-        port: apiService.spec.service.port ?? 443,
-      });
+      base = this.resolve(serviceRefOf(apiService));
     } catch (err) {
       log.error('error resolving service', {
         service: `${apiService.spec.service.namespace}/${apiService.spec.service.name}`,
@@ -281,6 +337,12 @@ export class Aggregator implements ServiceLookup {
     }
   }
 }
+
+const serviceRefOf = (a: any): ServiceRef => ({
+  namespace: a.spec.service.namespace,
+  name: a.spec.service.name,
+  port: a.spec.service.port ?? 443,
+});
 
 export function isAvailable(apiService: any): boolean {
   return (apiService.status?.conditions ?? []).some(

@@ -20,7 +20,11 @@ export interface AggregationDeps {
   server: APIServer;
   /** Resolves once the custom resources that exist are served (their APIServices must not be removed before). */
   crdsSynced: () => Promise<void>;
+  /** The served OpenAPI documents, which aggregated APIs' documents join. */
+  openapi?: AggregationOpenAPI;
 }
+
+type AggregationOpenAPI = ConstructorParameters<typeof Aggregator>[0]['openapi'];
 
 export function startAggregation(d: AggregationDeps) {
   const { values, tls, registry, server } = d;
@@ -42,6 +46,7 @@ export function startAggregation(d: AggregationDeps) {
     proxyClientCertFile: values.proxyClientCertFile as string | undefined,
     proxyClientKeyFile: values.proxyClientKeyFile as string | undefined,
     onDiscoveryChange: () => server.discoveryCache.invalidate(),
+    openapi: d.openapi,
   });
   server.discoveryCache.setExternal(() => aggregator.aggregatedVersions());
 

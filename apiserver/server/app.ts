@@ -223,7 +223,14 @@ export async function startAPIServer(values: FlagValues): Promise<RunningAPIServ
   // CustomResourceDefinitions: served from a list+watch of the CRD store (apiserver/registry/crd).
   registry.onChange(() => server.discoveryCache.invalidate());
   const crds = new CRDController({ registry, openapi });
-  const aggregation = startAggregation({ values, tls, registry, server, crdsSynced: () => crds.synced() });
+  const aggregation = startAggregation({
+    values,
+    tls,
+    registry,
+    server,
+    crdsSynced: () => crds.synced(),
+    openapi,
+  });
   server.addPostStartHook('start-apiextensions-controllers', async () => void crds.start());
   server.addPostStartHook('crd-informer-synced', () => crds.start());
   server.addPostStartHook('start-apiserver-admission-initializer', async () => {});
