@@ -83,6 +83,25 @@ export const LOCAL_AVAILABLE = {
   message: 'Local APIServices are always available',
 };
 
+/** Already what ensure() would make it (or the user's own): nothing to write. */
+function upToDate(obj: any, d: Desired): boolean {
+  if (!obj) return false;
+  const managed = obj.metadata?.labels?.[AUTOMANAGED_LABEL];
+  if (!managed) return true;
+  const s = obj.spec ?? {};
+  const cond = (obj.status?.conditions ?? []).find((c: any) => c.type === 'Available');
+  return (
+    managed === d.managed &&
+    s.group === d.group &&
+    s.version === d.version &&
+    s.groupPriorityMinimum === d.priority.group &&
+    s.versionPriority === d.priority.version &&
+    !s.service &&
+    cond?.status === 'True' &&
+    cond.reason === 'Local'
+  );
+}
+
 export class LocalAPIServices {
   private running: Promise<void> | null = null;
   private again = false;
@@ -142,7 +161,8 @@ export class LocalAPIServices {
         });
       }
     }
-    for (const [name, d] of desired) await this.ensure(name, d);
+    const current = new Map(existing.items.map((i) => [i.obj.metadata.name as string, i.obj]));
+    for (const [name, d] of desired) if (!upToDate(current.get(name), d)) await this.ensure(name, d);
     this.startedOnce = true;
   }
 
