@@ -189,6 +189,43 @@ describe('aggregation layer', function () {
     assert.equal(apps.status.conditions[0].message, 'Local APIServices are always available');
   });
 
+  it('validates APIServices as kube-aggregator does', async () => {
+    const r = await api('POST', '/apis/apiregistration.k8s.io/v1/apiservices', {
+      body: {
+        apiVersion: 'apiregistration.k8s.io/v1',
+        kind: 'APIService',
+        metadata: { name: 'v1.wrong.example.com' },
+        spec: {
+          group: 'bad.example.com',
+          version: 'v1',
+          groupPriorityMinimum: 0,
+          versionPriority: 10,
+          service: { namespace: 'default', name: 'x' },
+          insecureSkipTLSVerify: true,
+          caBundle: Buffer.from('pem').toString('base64'),
+        },
+      },
+    });
+    assert.equal(r.status, 422, r.body.toString());
+    const causes = r.json.details.causes.map((c: any) => `${c.field}: ${c.message}`);
+    assert.ok(
+      causes.includes(
+        'metadata.name: Invalid value: "v1.wrong.example.com": must be `spec.version+"."+spec.group`: "v1.bad.example.com"',
+      ),
+      causes.join('\n'),
+    );
+    assert.ok(
+      causes.includes('spec.groupPriorityMinimum: Invalid value: 0: must be positive and less than 20000'),
+      causes.join('\n'),
+    );
+    assert.ok(
+      causes.includes(
+        'spec.insecureSkipTLSVerify: Invalid value: true: may not be true if caBundle is present',
+      ),
+      causes.join('\n'),
+    );
+  });
+
   it('adds and removes the APIService of a CRD group/version', async () => {
     const crd = {
       apiVersion: 'apiextensions.k8s.io/v1',

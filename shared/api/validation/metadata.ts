@@ -28,12 +28,8 @@ const NAME_RULES: Record<string, NameValidator> = {
   'rbac.authorization.k8s.io/RoleBinding': nameIsPathSegment,
   'rbac.authorization.k8s.io/ClusterRoleBinding': nameIsPathSegment,
   'certificates.k8s.io/CertificateSigningRequest': nameIsPathSegment,
-  // version.group, where the group may be empty ("v1." is the core group's).
-  'apiregistration.k8s.io/APIService': (name, prefix) => {
-    const errs = nameIsPathSegment(name, prefix);
-    if (errs.length) return errs;
-    return name.includes('.') ? [] : ['must be in the form: version.group'];
-  },
+  // The version.group form is checked with the spec (validation/apiregistration.ts).
+  'apiregistration.k8s.io/APIService': nameIsPathSegment,
 };
 
 export const nameRuleFor = (group: string, kind: string): NameValidator =>
