@@ -487,7 +487,7 @@ describe('aggregation layer', function () {
             version: 'v1beta1',
             groupPriorityMinimum: 100,
             versionPriority: 10,
-            service: { namespace: 'default', name: 'empty', port: 443 },
+            service: { namespace: 'default', name: 'empty' },
             insecureSkipTLSVerify: true,
           },
         },

@@ -55,6 +55,13 @@ export function startAggregation(d: AggregationDeps) {
     await trust.start();
   });
   server.addPostStartHook('apiservice-status-remote-available-controller', () => aggregator.start());
+  // kube-apiserver's boot-sequence check: ready once every built-in APIService was made Available.
+  const completion = () => {
+    const missing = local.pending();
+    if (missing.length) throw new Error(`missing APIService: [${missing.join(' ')}]`);
+  };
+  server.healthz.add('autoregister-completion', completion);
+  server.readyz.add('autoregister-completion', completion);
   server.addPostStartHook('kube-apiserver-autoregistration', async () => {
     await d.crdsSynced();
     await local.start();

@@ -143,6 +143,18 @@ export class LocalAPIServices {
       });
   }
 
+  /**
+   * The built-in APIServices not yet seen Available since start (the
+   * autoregister-completion health check waits for none to be left).
+   */
+  pending(): string[] {
+    if (this.startedOnce) return [];
+    return [...desiredLocal(this.registry)]
+      .filter(([, d]) => d.managed === 'onstart')
+      .map(([name]) => name)
+      .sort();
+  }
+
   /** Makes the stored local APIServices what is served, and marks them Available (reason Local). */
   async sync(): Promise<void> {
     const store = this.store();
