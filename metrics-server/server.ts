@@ -253,7 +253,7 @@ export class MetricsServer implements MetricsSource {
     writeJSON(res, code, body);
   }
 
-  /** Delegated authorization: a SubjectAccessReview, decisions cached for 10s (allowed) or 10s (denied). */
+  /** Delegated authorization: a SubjectAccessReview, its decision cached for 10s (expired ones pruned). */
   private async authorized(caller: Caller, a: Attributes): Promise<boolean> {
     if (caller.groups.includes('system:masters')) return true;
     const key = JSON.stringify([caller, a]);
@@ -276,6 +276,8 @@ export class MetricsServer implements MetricsSource {
       body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec },
     });
     const allowed = !!review.status?.allowed;
+    if (this.decisions.size >= 1024)
+      for (const [k, d] of this.decisions) if (d.until <= Date.now()) this.decisions.delete(k);
     this.decisions.set(key, { allowed, until: Date.now() + 10_000 });
     return allowed;
   }
