@@ -15,6 +15,7 @@ import { createCA, createClientCert, createServingCert, type KeyPair } from '../
 import { startTestAPIServer, testRequester, type TestAPIServer } from '../server/testing';
 import { kubectl, kubectlAvailable, kubectlStream } from '../../test-e2e/support/kubectl';
 import { authConfigFrom, startExtensionServer, type ExtensionServer } from './extension-server.test-support';
+import { callerOf } from '../../metrics-server/requestheader';
 import { AUTH_CONFIGMAP_NAME } from './authentication-trust';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -296,6 +297,16 @@ describe('aggregation layer', function () {
         if (url.pathname === `/apis/${GV}/whoami`) return json(200, caller);
         json(404, { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404 });
       });
+      // Upgrades: answered 101 with the caller's name, then an echo of every byte.
+      ext.server.on('upgrade', (req, socket) => {
+        const caller = callerOf(req, auth);
+        if (!caller) return socket.destroy();
+        socket.write(
+          `HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: ${req.headers.upgrade}\r\n` +
+            `X-Seen-User: ${caller.name}\r\n\r\n`,
+        );
+        socket.pipe(socket);
+      });
       const svc = await api('POST', '/api/v1/namespaces/default/services', {
         body: {
           apiVersion: 'v1',
@@ -426,6 +437,61 @@ describe('aggregation layer', function () {
         ac.abort();
         await dispatcher.close().catch(() => {});
       }
+    });
+
+    it('passes upgraded connections through, both ways', async () => {
+      const { connect } = await import('node:tls');
+      const sock = connect({
+        host: '127.0.0.1',
+        port: srv.port,
+        ca: srv.config.caPem,
+        cert: srv.config.certPem,
+        key: srv.config.keyPem,
+        servername: 'localhost',
+        ALPNProtocols: ['http/1.1'],
+      });
+      try {
+        await new Promise<void>((r, j) => sock.once('secureConnect', r).once('error', j));
+        let got = '';
+        sock.on('data', (d) => (got += d));
+        sock.write(
+          `POST ${FLUNDERS}/one/attach HTTP/1.1\r\nHost: localhost\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n\r\n`,
+        );
+        await until(async () => got.includes('\r\n\r\n'), 'the 101');
+        assert.match(got, /^HTTP\/1\.1 101 Switching Protocols\r\n/);
+        assert.match(got, /X-Seen-User: kubernetes-admin\r\n/i);
+        sock.write('ping-through');
+        await until(async () => got.endsWith('ping-through'), 'the echo');
+      } finally {
+        sock.destroy();
+      }
+    });
+
+    it('answers other upgrade requests through the usual chain, on their socket', async () => {
+      const { connect } = await import('node:tls');
+      const raw = async (cert: boolean) => {
+        const sock = connect({
+          host: '127.0.0.1',
+          port: srv.port,
+          ca: srv.config.caPem,
+          ...(cert ? { cert: srv.config.certPem, key: srv.config.keyPem } : {}),
+          servername: 'localhost',
+          ALPNProtocols: ['http/1.1'],
+        });
+        let got = '';
+        sock.on('data', (d) => (got += d));
+        await new Promise<void>((r, j) => sock.once('secureConnect', r).once('error', j));
+        sock.write(
+          'GET /api/v1/namespaces/default HTTP/1.1\r\nHost: localhost\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n\r\n',
+        );
+        await new Promise((r) => sock.once('close', r));
+        return got;
+      };
+      const ok = await raw(true);
+      assert.match(ok, /^HTTP\/1\.1 200 OK\r\n/);
+      assert.match(ok, /"kind":"Namespace"/);
+      const anon = await raw(false);
+      assert.match(anon, /^HTTP\/1\.1 401 Unauthorized\r\n/);
     });
 
     it('works with the real kubectl: get, api-resources, get --watch', async function () {

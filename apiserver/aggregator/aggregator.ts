@@ -18,6 +18,8 @@ import { checkAPIService, type Condition } from './availability';
 import { APISERVICE_GROUP, LOCAL_AVAILABLE, STATUS_WRITE, withAvailable } from './local-apiservices';
 import type { ServerResponse } from 'node:http';
 import type { AggregatedSpec } from '../../shared/api/openapi';
+import { UPGRADE, type UpgradeRequest } from '../server/http';
+import { proxyUpgrade } from './upgrade';
 
 const log = logger('aggregator');
 
@@ -317,6 +319,21 @@ export class Aggregator implements ServiceLookup {
     const headers = forwardableHeaders(req as any, (k) => NOT_FORWARDED.test(k));
     Object.assign(headers, authProxyHeaders(user));
     const caBundle = apiService.spec.caBundle;
+    const upgrade = (req as unknown as UpgradeRequest)[UPGRADE];
+    if (upgrade) {
+      const upstream = new URL(base);
+      return proxyUpgrade(req as unknown as UpgradeRequest, upgrade, res, {
+        host: upstream.hostname.replace(/^\[|\]$/g, ''),
+        port: Number(upstream.port || 443),
+        path: rawUrl,
+        headers,
+        ca: caBundle ? Buffer.from(caBundle, 'base64').toString('utf8') : undefined,
+        cert: t.certPem,
+        key: t.keyPem,
+        insecure: !!apiService.spec.insecureSkipTLSVerify,
+        serverName: `${apiService.spec.service.name}.${apiService.spec.service.namespace}.svc`,
+      });
+    }
     try {
       await streamProxy(
         req as any,

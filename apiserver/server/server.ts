@@ -19,6 +19,10 @@ import { METRICS_CONTENT_TYPE } from '../../shared/metrics/registry';
 import { send, sendJSON, type Req, type Res } from './http';
 import type { ServingTLS } from './tls';
 import { RequestAbort } from './request-abort';
+import { ServerResponse, type IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { UPGRADE, type UpgradeRequest } from './http';
 
 const log = logger('apiserver');
 
@@ -134,6 +138,9 @@ export class APIServer {
       (req, res) => this.track(this.handle(req, res)),
     );
     this.server.on('sessionError', () => {});
+    this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) =>
+      this.track(this.handleUpgrade(req, socket, head)),
+    );
     this.server.on('tlsClientError', () => {});
     const server = this.server;
     await new Promise<void>((resolve, reject) => {
@@ -156,6 +163,19 @@ export class APIServer {
         });
     }
     return this.port;
+  }
+
+  /**
+   * An HTTP/1.1 upgrade request (SPDY, WebSocket) goes through the same chain,
+   * answered on its socket; the aggregator takes the socket over for its services.
+   */
+  private async handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    (req as UpgradeRequest)[UPGRADE] = { socket, head };
+    const res = new ServerResponse(req);
+    res.assignSocket(socket as Socket);
+    res.shouldKeepAlive = false;
+    res.on('finish', () => socket.end());
+    await this.handle(req as unknown as Req, res as unknown as Res);
   }
 
   private track(p: Promise<void>): void {
