@@ -66,7 +66,7 @@ export class Aggregator implements ServiceLookup {
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
   private proxyCert: { mtime: number; certPem?: string; keyPem?: string } | null = null;
-  /** When each APIService's OpenAPI documents were last read, and for which spec. */
+  /** When each APIService's OpenAPI documents were last read; a changed spec (JSON) reads them again. */
   private readonly openapiRead = new Map<string, number>();
   private readonly specs = new Map<string, string>();
 
