@@ -518,6 +518,24 @@ describe('aggregation layer', function () {
         await w.stop();
       }
     });
+
+    it('turns unavailable when its Service goes: 503, and counted', async () => {
+      const gauge = /^aggregator_unavailable_apiservice\{name="v1alpha1\.wardle\.example\.com"\} (\d)$/m;
+      const before = (await api('GET', '/metrics')).body.toString();
+      assert.equal(gauge.exec(before)?.[1], '0');
+      const del = await api('DELETE', '/api/v1/namespaces/default/services/wardle');
+      assert.equal(del.status, 200);
+      await until(async () => {
+        const r = await api('GET', `${FLUNDERS}/one`);
+        return r.status === 503 && r;
+      }, '503');
+      const metrics = (await api('GET', '/metrics')).body.toString();
+      assert.equal(gauge.exec(metrics)?.[1], '1');
+      assert.match(
+        metrics,
+        /^aggregator_unavailable_apiservice_total\{name="v1alpha1\.wardle\.example\.com",reason="ServiceNotFound"\} 1$/m,
+      );
+    });
   });
 
   describe('an APIService whose service has no endpoints', () => {
@@ -575,6 +593,11 @@ describe('aggregation layer', function () {
       const r = await api('GET', '/apis/missing.example.com/v1beta1/things');
       assert.equal(r.status, 503);
       assert.equal(r.body.toString(), 'service unavailable\n');
+      const metrics = (await api('GET', '/metrics')).body.toString();
+      assert.match(
+        metrics,
+        /^aggregator_unavailable_apiservice\{name="v1beta1\.missing\.example\.com"\} 1$/m,
+      );
       // Legacy discovery still lists the group: clients report it as unable to handle the request.
       const list = await api('GET', '/apis');
       assert.ok(list.json.groups.some((g: any) => g.name === 'missing.example.com'));

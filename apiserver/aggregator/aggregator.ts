@@ -18,6 +18,7 @@ import { checkAPIService, type Condition } from './availability';
 import { APISERVICE_GROUP, LOCAL_AVAILABLE, STATUS_WRITE, withAvailable } from './local-apiservices';
 import type { ServerResponse } from 'node:http';
 import type { AggregatedSpec } from '../../shared/api/openapi';
+import type { Counter, Gauge, MetricsRegistry } from '../../shared/metrics/registry';
 import { UPGRADE, type UpgradeRequest } from '../server/http';
 import { proxyUpgrade } from './upgrade';
 
@@ -34,6 +35,8 @@ export interface AggregatorOptions {
   now?: () => Date;
   /** How often every APIService is checked again (Kubernetes: 30s). */
   resyncMs?: number;
+  /** Where the aggregator's metrics are registered (the apiserver's /metrics). */
+  metrics?: MetricsRegistry;
   /** Receives the OpenAPI documents of available aggregated APIs. */
   openapi?: { setAggregated(source: string, spec: AggregatedSpec | undefined): void };
 }
@@ -69,8 +72,20 @@ export class Aggregator implements ServiceLookup {
   /** When each APIService's OpenAPI documents were last read; a changed spec (JSON) reads them again. */
   private readonly openapiRead = new Map<string, number>();
   private readonly specs = new Map<string, string>();
+  private readonly unavailable?: Gauge;
+  private readonly unavailableTotal?: Counter;
 
   constructor(private readonly o: AggregatorOptions) {
+    this.unavailable = o.metrics?.gauge({
+      name: 'aggregator_unavailable_apiservice',
+      help: 'Gauge of APIServices which are marked as unavailable broken down by APIService name.',
+      labels: ['name'],
+    });
+    this.unavailableTotal = o.metrics?.counter({
+      name: 'aggregator_unavailable_apiservice_total',
+      help: 'Counter of APIServices which are marked as unavailable broken down by APIService name and reason.',
+      labels: ['name', 'reason'],
+    });
     const store = (group: string, resource: string) => () => o.registry.preferred(group, resource)?.store;
     this.apiServices = new StoreInformer('apiservices', store(APISERVICE_GROUP, 'apiservices'), (type, obj) =>
       this.onAPIService(type, obj),
@@ -150,8 +165,10 @@ export class Aggregator implements ServiceLookup {
     if (type !== 'DELETED' && obj.spec?.service) this.remote.set(gv, obj);
     const spec = JSON.stringify(obj.spec);
     if (this.specs.get(name) !== spec) this.openapiRead.delete(name); // a new service: read its documents again
-    if (type === 'DELETED') this.specs.delete(name);
-    else this.specs.set(name, spec);
+    if (type === 'DELETED') {
+      this.specs.delete(name);
+      this.unavailable?.delete({ name });
+    } else this.specs.set(name, spec);
     if (type === 'DELETED' || !obj.spec?.service) {
       this.discovery.delete(name);
       this.openapiRead.delete(name);
@@ -206,8 +223,12 @@ export class Aggregator implements ServiceLookup {
         await this.readOpenAPI(obj);
     }
     const cur = (obj.status?.conditions ?? []).find((c: any) => c.type === 'Available');
+    this.unavailable?.set({ name }, cond.status === 'True' ? 0 : 1);
     if (cur && cur.status === cond.status && cur.reason === cond.reason && cur.message === cond.message)
       return;
+    // Counted when it stops being available (not when it never was).
+    if (cur?.status === 'True' && cond.status !== 'True')
+      this.unavailableTotal?.inc({ name, reason: cond.reason || 'UnknownReason' });
     if (cur?.status !== cond.status)
       log.info('changing APIService availability', {
         name,

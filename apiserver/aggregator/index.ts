@@ -3,6 +3,7 @@
 // proxy with its availability checks and merged discovery.
 import { readFileSync } from 'node:fs';
 import type { FlagValues } from '../../shared/options/flags';
+import type { MetricsRegistry } from '../../shared/metrics/registry';
 import type { Registry } from '../registry/registry';
 import type { APIServer } from '../server/server';
 import type { ServingTLS } from '../server/tls';
@@ -22,6 +23,8 @@ export interface AggregationDeps {
   crdsSynced: () => Promise<void>;
   /** The served OpenAPI documents, which aggregated APIs' documents join. */
   openapi?: AggregationOpenAPI;
+  /** The apiserver's metrics registry. */
+  metrics?: MetricsRegistry;
 }
 
 type AggregationOpenAPI = ConstructorParameters<typeof Aggregator>[0]['openapi'];
@@ -47,6 +50,7 @@ export function startAggregation(d: AggregationDeps) {
     proxyClientKeyFile: values.proxyClientKeyFile as string | undefined,
     onDiscoveryChange: () => server.discoveryCache.invalidate(),
     openapi: d.openapi,
+    metrics: d.metrics,
   });
   server.discoveryCache.setExternal(() => aggregator.aggregatedVersions());
 

@@ -230,6 +230,7 @@ export async function startAPIServer(values: FlagValues): Promise<RunningAPIServ
     server,
     crdsSynced: () => crds.synced(),
     openapi,
+    metrics: metrics.registry,
   });
   server.addPostStartHook('start-apiextensions-controllers', async () => void crds.start());
   server.addPostStartHook('crd-informer-synced', () => crds.start());
