@@ -24,6 +24,8 @@ export interface UpstreamLocation {
   /** Skip verifying the upstream's certificate (no --kubelet-certificate-authority). */
   insecure?: boolean;
   timeoutMs?: number;
+  /** Name the upstream's certificate must carry, when not the URL's host (TLS server name). */
+  serverName?: string;
 }
 
 export interface CustomSubresource {

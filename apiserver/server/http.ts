@@ -2,6 +2,7 @@
 // HTTP/1.1 and HTTP/2 (node:http2 compatibility API).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+import type { Duplex } from 'node:stream';
 import { requestEntityTooLarge, StatusError, type Status } from '../../shared/api/status';
 
 export type Req = IncomingMessage | Http2ServerRequest;
@@ -100,3 +101,7 @@ export function statusHeaders(status: Status): Record<string, string> {
 export function sendStatusJSON(res: Res, err: StatusError): void {
   sendJSON(res, err.code, err.status, statusHeaders(err.status));
 }
+
+/** Where an upgrade request carries its socket and the bytes read past its headers. */
+export const UPGRADE = Symbol('upgrade');
+export type UpgradeRequest = IncomingMessage & { [UPGRADE]?: { socket: Duplex; head: Buffer } };

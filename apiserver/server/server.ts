@@ -19,6 +19,10 @@ import { METRICS_CONTENT_TYPE } from '../../shared/metrics/registry';
 import { send, sendJSON, type Req, type Res } from './http';
 import type { ServingTLS } from './tls';
 import { RequestAbort } from './request-abort';
+import { ServerResponse, type IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { UPGRADE, type UpgradeRequest } from './http';
 
 const log = logger('apiserver');
 
@@ -50,6 +54,13 @@ export interface ServerOptions {
   ) => Promise<boolean>)[];
   version: Record<string, string>;
   metrics?: APIServerMetrics;
+  /** The aggregation layer: requests under a remote APIService's group/version go to its service. */
+  aggregator?: AggregationLayer;
+}
+
+export interface AggregationLayer {
+  remoteFor(path: string): unknown;
+  proxy(req: Req, res: Res, apiService: unknown, rawUrl: string, user: UserInfo): Promise<void>;
 }
 
 interface Hook {
@@ -127,6 +138,9 @@ export class APIServer {
       (req, res) => this.track(this.handle(req, res)),
     );
     this.server.on('sessionError', () => {});
+    this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) =>
+      this.track(this.handleUpgrade(req, socket, head)),
+    );
     this.server.on('tlsClientError', () => {});
     const server = this.server;
     await new Promise<void>((resolve, reject) => {
@@ -149,6 +163,19 @@ export class APIServer {
         });
     }
     return this.port;
+  }
+
+  /**
+   * An HTTP/1.1 upgrade request (SPDY, WebSocket) goes through the same chain,
+   * answered on its socket; the aggregator takes the socket over for its services.
+   */
+  private async handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    (req as UpgradeRequest)[UPGRADE] = { socket, head };
+    const res = new ServerResponse(req);
+    res.assignSocket(socket as Socket);
+    res.shouldKeepAlive = false;
+    res.on('finish', () => socket.end());
+    await this.handle(req as unknown as Req, res as unknown as Res);
   }
 
   private track(p: Promise<void>): void {
@@ -289,6 +316,8 @@ export class APIServer {
     abort: RequestAbort,
     auditAnnotations: Record<string, string>,
   ): Promise<void> {
+    const remote = this.o.aggregator?.remoteFor(path);
+    if (remote) return this.o.aggregator!.proxy(req, res, remote, req.url ?? path, user);
     if (info.isResourceRequest) {
       const scope = this.o.handler.scope(req, res, info, query, user, abort, auditAnnotations);
       try {
