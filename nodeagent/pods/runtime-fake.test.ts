@@ -46,8 +46,9 @@ describe('fake runtime: synthetic resource use', () => {
     const i = rt.containerUsage(idle.id)!;
     assert.equal(i.cpuNanoCores, 1_000_000, 'the default 1m');
     assert.equal(i.memoryWorkingSetBytes, 64 * 1024 * 1024, 'the pod-wide memory annotation');
-    await rt.stopContainer(busy.id, 0);
+    const stopped = rt.stopContainer(busy.id, 0);
     await clock.advance(1);
+    await stopped;
     assert.equal(rt.containerUsage(busy.id), undefined);
     await rt.close();
   });
