@@ -11,6 +11,7 @@ import { logger } from '../../shared/log';
 import { systemContext } from '../registry/context';
 import { jsonEqual } from '../registry/meta';
 import type { Registry } from '../registry/registry';
+import { CoalescedRuns } from './coalesced';
 
 const log = logger('cluster-authentication-trust');
 
@@ -102,8 +103,10 @@ export interface AuthenticationTrustOptions {
 export class AuthenticationTrustController {
   private timer: NodeJS.Timeout | null = null;
   private watchers: FSWatcher[] = [];
-  private running: Promise<void> | null = null;
-  private again = false;
+  private readonly runs = new CoalescedRuns(
+    () => this.sync(),
+    (err) => log.warn('sync failed', { err: String(err) }),
+  );
 
   constructor(private readonly o: AuthenticationTrustOptions) {}
 
@@ -129,19 +132,7 @@ export class AuthenticationTrustController {
 
   /** Schedules a sync (one at a time; a request during one runs another after it). */
   enqueue(): void {
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = this.sync()
-      .catch((err) => log.warn('sync failed', { err: String(err) }))
-      .finally(() => {
-        this.running = null;
-        if (this.again) {
-          this.again = false;
-          this.enqueue();
-        }
-      });
+    this.runs.request();
   }
 
   async sync(): Promise<void> {

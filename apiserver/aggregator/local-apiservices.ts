@@ -12,6 +12,7 @@ import { jsonEqual, rfc3339 } from '../registry/meta';
 import type { Registry } from '../registry/registry';
 import type { SubresourceStrategy } from '../registry/strategy';
 import { builtinPriority, CRD_PRIORITY, type APIServicePriority } from './priorities';
+import { CoalescedRuns } from './coalesced';
 
 const log = logger('autoregister');
 
@@ -103,8 +104,10 @@ function upToDate(obj: any, d: Desired): boolean {
 }
 
 export class LocalAPIServices {
-  private running: Promise<void> | null = null;
-  private again = false;
+  private readonly runs = new CoalescedRuns(
+    () => this.sync(),
+    (err) => log.warn('sync failed', { err: String(err) }),
+  );
   private startedOnce = false;
   private unsubscribe: (() => void) | null = null;
 
@@ -127,20 +130,9 @@ export class LocalAPIServices {
     this.unsubscribe?.();
   }
 
+  /** Schedules a sync (one at a time; a request during one runs another after it). */
   enqueue(): void {
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = this.sync()
-      .catch((err) => log.warn('sync failed', { err: String(err) }))
-      .finally(() => {
-        this.running = null;
-        if (this.again) {
-          this.again = false;
-          this.enqueue();
-        }
-      });
+    this.runs.request();
   }
 
   /**
