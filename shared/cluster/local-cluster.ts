@@ -89,6 +89,10 @@ export class LocalCluster {
         // Node names of a local cluster do not resolve: reach node agents by their InternalIP first.
         '--kubelet-preferred-address-types',
         'InternalIP,Hostname,InternalDNS,ExternalDNS,ExternalIP',
+        // As kubeadm sets it: node agents limited to their own node's objects, everyone else by RBAC
+        // (the user's kubeconfig is in system:masters, bound to cluster-admin).
+        '--authorization-mode',
+        'Node,RBAC',
         ...(o.etcdServers?.length ? ['--etcd-servers', o.etcdServers.join(',')] : []),
         ...(o.apiserverArgs ?? []),
       ],
@@ -100,12 +104,20 @@ export class LocalCluster {
     const nodes = o.nodes ?? 1;
     progress('credentials', 'start');
     const cmKubeconfig = join(this.dataDir, 'controller-manager', 'kubeconfig');
+    // The scheduler runs inside the controller manager, but as kube-scheduler's own user.
+    const schedulerKubeconfig = join(this.dataDir, 'controller-manager', 'scheduler.kubeconfig');
     if (o.controllerManager !== false) {
       await writeComponentKubeconfig({
         certDir: this.certDir,
         server: this.server,
         subject: { commonName: 'system:kube-controller-manager' },
         kubeconfig: cmKubeconfig,
+      });
+      await writeComponentKubeconfig({
+        certDir: this.certDir,
+        server: this.server,
+        subject: { commonName: 'system:kube-scheduler' },
+        kubeconfig: schedulerKubeconfig,
       });
     }
     for (let i = 0; i < nodes; i++) {
@@ -126,6 +138,10 @@ export class LocalCluster {
         [
           '--kubeconfig',
           cmKubeconfig,
+          // Each controller as its own service account, under its bootstrap role (kubeadm's setting).
+          '--use-service-account-credentials',
+          '--scheduler-kubeconfig',
+          schedulerKubeconfig,
           '--secure-port',
           String(port),
           '--bind-address',
