@@ -73,6 +73,10 @@ program
       controllerManager: o.controllerManager,
       detached: !!o.detach,
       progress: progressDisplay(),
+      onRestart: (r) =>
+        console.log(
+          `⟳ ${r.name} exited (${r.why}); restarting it in ${(r.delayMs / 1000).toFixed(0)}s (restart ${r.count})`,
+        ),
     });
     let stopping = false;
     const stop = async (code: number) => {

@@ -5,6 +5,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { join, resolve } from 'node:path';
 import { startExecutable, getWithKubeconfig, waitForHTTP, waitUntil, type Proc } from './process';
 import { writeComponentKubeconfig } from './credentials';
+import { SupervisedProc, type Restart } from './supervisor';
 
 export type Step = 'apiserver' | 'credentials' | 'controller-manager' | 'nodes' | 'ready';
 
@@ -22,8 +23,12 @@ export interface LocalClusterOptions {
   apiserverArgs?: string[];
   controllerManagerArgs?: string[];
   nodeagentArgs?: (i: number) => string[];
-  /** Keep the processes running after this process exits. */
+  /** Keep the processes running after this process exits (then nothing supervises them). */
   detached?: boolean;
+  /** Restart a component that exits, with back-off (default: unless detached). */
+  supervise?: boolean;
+  /** A component exited and will be started again after r.delayMs. */
+  onRestart?(r: Restart): void;
   timeoutMs?: number;
   progress?(step: Step, state: 'start' | 'done', detail?: string): void;
 }
@@ -43,6 +48,7 @@ export class LocalCluster {
   readonly logDir: string;
   readonly certDir: string;
   private readonly o: LocalClusterOptions;
+  private isUp = false;
 
   constructor(o: LocalClusterOptions) {
     this.o = o;
@@ -61,7 +67,16 @@ export class LocalCluster {
   }
 
   private start(executable: string, args: string[], logName: string): Proc {
-    const p = startExecutable(executable, args, this.logDir, { logName, detached: this.o.detached });
+    const launch = () =>
+      startExecutable(executable, args, this.logDir, { logName, detached: this.o.detached });
+    const p =
+      (this.o.supervise ?? !this.o.detached)
+        ? new SupervisedProc(launch, {
+            onRestart: (r) => this.o.onRestart?.(r),
+            // The recorded PIDs follow restarts, for `tkube down`.
+            onRestarted: () => this.isUp && this.saveState(),
+          })
+        : launch();
     this.procs.push(p);
     return p;
   }
@@ -216,6 +231,7 @@ export class LocalCluster {
       progress('nodes', 'done', `${nodes}`);
     }
     this.saveState();
+    this.isUp = true;
     progress('ready', 'done');
   }
 
@@ -241,6 +257,7 @@ export class LocalCluster {
 
   /** Stops node agents first, the apiserver last (each by PID, SIGTERM then SIGKILL). */
   async down(): Promise<void> {
+    this.isUp = false;
     for (const p of [...this.procs].reverse()) await p.stop('SIGTERM', 20_000);
     this.procs.length = 0;
     rmSync(this.stateFile(), { force: true });
