@@ -31,6 +31,8 @@ export interface NodeAgentConfig {
   rootDir: string;
   certDir: string;
   runtime: string;
+  /** --simulated-nodes: host this many simulated nodes instead of being one node (0: off). */
+  simulatedNodes: number;
 
   address: string;
   port: number;
@@ -180,6 +182,14 @@ export interface ResolveOptions {
   hostname?: string;
 }
 
+/** --simulated-nodes, which only the fake runtime can serve. */
+function simulatedNodes(values: FlagValues): number {
+  const n = values.simulatedNodes ?? 0;
+  if (n > 0 && values.runtime !== 'fake')
+    throw new Error(`--simulated-nodes needs --runtime=fake (got "${values.runtime}")`);
+  return n;
+}
+
 /** Turns merged flag values into the typed configuration, with the kubelet's validation. */
 export function resolveConfig(values: FlagValues, o: ResolveOptions): NodeAgentConfig {
   const host = (values.hostnameOverride || o.hostname || hostname()).trim().toLowerCase();
@@ -224,6 +234,7 @@ export function resolveConfig(values: FlagValues, o: ResolveOptions): NodeAgentC
     rootDir,
     certDir,
     runtime: values.runtime,
+    simulatedNodes: simulatedNodes(values),
     address: values.address,
     port: values.port,
     readOnlyPort: values.readOnlyPort,
