@@ -60,6 +60,10 @@ program
     '.tkube',
   )
   .option('--nodes <n>', 'number of node agents', (v) => parseInt(v, 10), 1)
+  .option(
+    '--runtime <name>',
+    'fake: one node agent hosts every node as a simulated node (--simulated-nodes), for scale tests; unset: one node agent per node',
+  )
   .option('--port <port>', 'apiserver secure port', (v) => parseInt(v, 10), 6443)
   .option('--etcd-servers <urls>', 'use etcd (comma-separated URLs) instead of the embedded store')
   .option('--no-controller-manager', 'do not start the controller manager')
@@ -68,6 +72,7 @@ program
     const cluster = new LocalCluster({
       dataDir: o.dataDir,
       nodes: o.nodes,
+      runtime: o.runtime,
       apiserverPort: o.port,
       etcdServers: o.etcdServers ? String(o.etcdServers).split(',') : undefined,
       controllerManager: o.controllerManager,

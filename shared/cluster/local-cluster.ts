@@ -13,6 +13,11 @@ export interface LocalClusterOptions {
   dataDir: string;
   /** Node agents to start (0 = none). */
   nodes?: number;
+  /**
+   * The nodes' runtime. "fake": one node agent hosts every node as a simulated node
+   * (--simulated-nodes); unset: one node agent per node with the agent's default runtime.
+   */
+  runtime?: string;
   apiserverPort?: number;
   /** Ports for the controller manager (10257) and node i (10250/10255/10248 + 100·i) unless given. */
   controllerManagerPort?: number;
@@ -39,7 +44,10 @@ export interface ClusterState {
   server: string;
 }
 
-export const nodeName = (i: number) => `tkube-node-${i + 1}`;
+const NODE_PREFIX = 'tkube-node';
+export const nodeName = (i: number) => `${NODE_PREFIX}-${i + 1}`;
+/** The node agent process that hosts simulated nodes. */
+export const SIMULATED_NODES = 'simulated-nodes';
 
 export class LocalCluster {
   readonly procs: Proc[] = [];
@@ -117,6 +125,7 @@ export class LocalCluster {
     progress('apiserver', 'done', this.server);
 
     const nodes = o.nodes ?? 1;
+    const simulated = o.runtime === 'fake';
     progress('credentials', 'start');
     const cmKubeconfig = join(this.dataDir, 'controller-manager', 'kubeconfig');
     // The scheduler runs inside the controller manager, but as kube-scheduler's own user.
@@ -135,13 +144,24 @@ export class LocalCluster {
         kubeconfig: schedulerKubeconfig,
       });
     }
-    for (let i = 0; i < nodes; i++) {
+    if (simulated && nodes > 0) {
+      // One process acts for every simulated node, which the Node authorizer would not allow a
+      // node's identity: like kwok, the simulator is an administrator.
       await writeComponentKubeconfig({
         certDir: this.certDir,
         server: this.server,
-        subject: { commonName: `system:node:${nodeName(i)}`, organizations: ['system:nodes'] },
-        kubeconfig: join(this.dataDir, 'nodes', nodeName(i), 'kubeconfig'),
+        subject: { commonName: 'tkube:simulated-nodes', organizations: ['system:masters'] },
+        kubeconfig: join(this.dataDir, 'nodes', SIMULATED_NODES, 'kubeconfig'),
       });
+    } else {
+      for (let i = 0; i < nodes; i++) {
+        await writeComponentKubeconfig({
+          certDir: this.certDir,
+          server: this.server,
+          subject: { commonName: `system:node:${nodeName(i)}`, organizations: ['system:nodes'] },
+          kubeconfig: join(this.dataDir, 'nodes', nodeName(i), 'kubeconfig'),
+        });
+      }
     }
     progress('credentials', 'done');
 
@@ -181,58 +201,119 @@ export class LocalCluster {
     }
 
     if (nodes > 0) {
-      progress('nodes', 'start', `${nodes}`);
-      const started: Proc[] = [];
-      for (let i = 0; i < nodes; i++) {
-        const ports = o.nodePorts?.(i) ?? {
-          port: 10250 + 100 * i,
-          readOnlyPort: 10255 + 100 * i,
-          healthzPort: 10248 + 100 * i,
-        };
-        const dir = join(this.dataDir, 'nodes', nodeName(i));
-        started.push(
-          this.start(
-            'nodeagent',
-            [
-              '--kubeconfig',
-              join(dir, 'kubeconfig'),
-              '--hostname-override',
-              nodeName(i),
-              '--node-ip',
-              '127.0.0.1',
-              '--address',
-              '127.0.0.1',
-              '--port',
-              String(ports.port),
-              '--read-only-port',
-              String(ports.readOnlyPort),
-              '--healthz-port',
-              String(ports.healthzPort),
-              '--root-dir',
-              dir,
-              '--cert-dir',
-              join(dir, 'pki'),
-              '--pod-cidr',
-              `10.244.${i}.0/24`,
-              ...(o.nodeagentArgs?.(i) ?? []),
-            ],
-            nodeName(i),
-          ),
-        );
-      }
-      for (let i = 0; i < nodes; i++) {
-        await waitUntil(
-          () => this.nodeReady(nodeName(i)),
-          timeout,
-          `node ${nodeName(i)} Ready`,
-          started[i].exited,
-        );
-      }
-      progress('nodes', 'done', `${nodes}`);
+      progress('nodes', 'start', `${nodes}${simulated ? ' simulated' : ''}`);
+      if (simulated) await this.startSimulatedNodes(nodes, timeout);
+      else await this.startNodeAgents(nodes, timeout);
+      progress('nodes', 'done', `${nodes}${simulated ? ' simulated' : ''}`);
     }
     this.saveState();
     this.isUp = true;
     progress('ready', 'done');
+  }
+
+  private ports(i: number) {
+    return (
+      this.o.nodePorts?.(i) ?? {
+        port: 10250 + 100 * i,
+        readOnlyPort: 10255 + 100 * i,
+        healthzPort: 10248 + 100 * i,
+      }
+    );
+  }
+
+  /** One node agent per node, each with its own credentials, ports and pod CIDR; waits for Ready nodes. */
+  private async startNodeAgents(nodes: number, timeout: number): Promise<void> {
+    const o = this.o;
+    const started: Proc[] = [];
+    for (let i = 0; i < nodes; i++) {
+      const ports = this.ports(i);
+      const dir = join(this.dataDir, 'nodes', nodeName(i));
+      started.push(
+        this.start(
+          'nodeagent',
+          [
+            '--kubeconfig',
+            join(dir, 'kubeconfig'),
+            '--hostname-override',
+            nodeName(i),
+            '--node-ip',
+            '127.0.0.1',
+            '--address',
+            '127.0.0.1',
+            '--port',
+            String(ports.port),
+            '--read-only-port',
+            String(ports.readOnlyPort),
+            '--healthz-port',
+            String(ports.healthzPort),
+            '--root-dir',
+            dir,
+            '--cert-dir',
+            join(dir, 'pki'),
+            '--pod-cidr',
+            `10.244.${i}.0/24`,
+            ...(o.runtime ? ['--runtime', o.runtime] : []),
+            ...(o.nodeagentArgs?.(i) ?? []),
+          ],
+          nodeName(i),
+        ),
+      );
+    }
+    for (let i = 0; i < nodes; i++) {
+      await waitUntil(
+        () => this.nodeReady(nodeName(i)),
+        timeout,
+        `node ${nodeName(i)} Ready`,
+        started[i].exited,
+      );
+    }
+  }
+
+  /** One node agent hosting every node (--simulated-nodes); waits until all of them are Ready. */
+  private async startSimulatedNodes(nodes: number, timeout: number): Promise<void> {
+    const ports = this.ports(0);
+    const dir = join(this.dataDir, 'nodes', SIMULATED_NODES);
+    const p = this.start(
+      'nodeagent',
+      [
+        '--kubeconfig',
+        join(dir, 'kubeconfig'),
+        '--simulated-nodes',
+        String(nodes),
+        '--runtime',
+        'fake',
+        '--hostname-override',
+        NODE_PREFIX,
+        '--node-ip',
+        '127.0.0.1',
+        '--address',
+        '127.0.0.1',
+        '--read-only-port',
+        String(ports.readOnlyPort),
+        '--healthz-port',
+        String(ports.healthzPort),
+        '--root-dir',
+        dir,
+        ...(this.o.nodeagentArgs?.(0) ?? []),
+      ],
+      SIMULATED_NODES,
+    );
+    // Generous: a thousand registrations take a while on a loaded machine.
+    await waitUntil(
+      async () => (await this.readyNodes()) >= nodes,
+      Math.max(timeout, nodes * 200),
+      `${nodes} simulated nodes Ready`,
+      p.exited,
+    );
+  }
+
+  /** How many Nodes say Ready. */
+  async readyNodes(): Promise<number> {
+    const r = await getWithKubeconfig(this.kubeconfig, '/api/v1/nodes', 10_000);
+    if (r.status !== 200) return 0;
+    return (JSON.parse(r.body).items ?? []).filter((n: any) =>
+      (n.status?.conditions ?? []).some((c: any) => c.type === 'Ready' && c.status === 'True'),
+    ).length;
   }
 
   async nodeReady(name: string): Promise<boolean> {
