@@ -104,7 +104,7 @@ program
     }
     const kc = resolve(cluster.kubeconfig);
     console.log(`
-tkube is running: apiserver ${cluster.server}, ${o.nodes} node(s)${o.etcdServers ? `, etcd ${o.etcdServers}` : ', embedded store'}
+tkube is running: apiserver ${cluster.server}, ${o.nodes}${o.runtime === 'fake' ? ' simulated' : ''} node(s)${o.etcdServers ? `, etcd ${o.etcdServers}` : ', embedded store'}
 
   export KUBECONFIG=${kc}
   kubectl get nodes

@@ -114,7 +114,11 @@ export class SimulatedPods {
       this.ips.get(node.name)?.release(pod.metadata.uid!);
       return;
     }
-    if (this.isRunning(pod)) return;
+    if (this.isRunning(pod)) {
+      // Running before this process started (a restart): its address stays taken.
+      this.ips.get(node.name)!.assign(pod.metadata.uid!, pod.status!.podIP);
+      return;
+    }
     const status = this.runningStatus(pod, node);
     try {
       await ns.patch(pod.metadata.name!, { status }, 'strategic', { subresource: 'status' });

@@ -22,6 +22,7 @@ describe('nodeagent: simulated nodes', function () {
   let client: Client;
   let sim: RunningSimulatedNodes;
   let dir: string;
+  let cfg: ReturnType<typeof resolveConfig>;
 
   before(async () => {
     srv = await startTestAPIServer();
@@ -37,7 +38,7 @@ describe('nodeagent: simulated nodes', function () {
       healthzPort: 0,
       nodeLeaseDurationSeconds: 4,
     });
-    const cfg = resolveConfig(values, { explicit: () => true });
+    cfg = resolveConfig(values, { explicit: () => true });
     sim = await startSimulatedNodes(cfg, cfg.simulatedNodes);
   });
 
@@ -130,5 +131,33 @@ describe('nodeagent: simulated nodes', function () {
       20_000,
       'the pod gone',
     );
+  });
+
+  it('takes its nodes and running pods over after a restart: addresses stay, new pods get free ones', async () => {
+    const pods = client.resource('pods').namespace('default');
+    const runningIP = (name: string) =>
+      waitUntil(
+        async () => {
+          const p: any = await pods.get(name);
+          return p.status?.phase === 'Running' ? (p.status.podIP as string) : undefined;
+        },
+        20_000,
+        `${name} Running`,
+      );
+    await pods.create({
+      metadata: { name: 'q' },
+      spec: { nodeName: 'sim-1', containers: [{ name: 'c', image: 'x' }] },
+    });
+    const q = await runningIP('q');
+    await sim.stop();
+    sim = await startSimulatedNodes(cfg, cfg.simulatedNodes);
+    await pods.create({
+      metadata: { name: 'r' },
+      spec: { nodeName: 'sim-1', containers: [{ name: 'c', image: 'x' }] },
+    });
+    const r = await runningIP('r');
+    assert.notEqual(r, q);
+    assert.equal(await runningIP('q'), q);
+    assert.equal((await client.resource('nodes').list()).items.length, NODES);
   });
 });
