@@ -2,8 +2,9 @@
 // pods (no nodes, so the scheduler also reports every pod unschedulable)
 // while a watch on the kube-controller-manager Lease checks that the leader
 // keeps renewing it — each renewal well inside the renew deadline — and
-// never loses it. Controllers' clients have their own rate limiters; the
-// lease's client is its own.
+// never loses it; then 10 simulated nodes join and every pod is bound and
+// Ready under the same leader. Controllers' clients have their own rate
+// limiters; the lease's client is its own.
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -27,6 +28,8 @@ describe('controller-manager under load (processes)', function () {
   this.timeout(600_000);
   let api: APIServerProc;
   let kcm: Proc;
+  let nodes: Proc | undefined;
+  let leader = '';
   let port: number;
   let dir: string;
   let client: Client;
@@ -61,6 +64,7 @@ describe('controller-manager under load (processes)', function () {
   });
 
   after(async () => {
+    await nodes?.stop('SIGKILL');
     await kcm?.stop('SIGKILL');
     await admin?.close();
     await client?.close();
@@ -80,6 +84,7 @@ describe('controller-manager under load (processes)', function () {
       'a leader',
     );
     const holder: string = first.spec.holderIdentity;
+    leader = holder;
     const renewals: number[] = [Date.parse(first.spec.renewTime)];
     const holders = new Set<string>([holder]);
     const watch = await leases().watch({
@@ -145,5 +150,42 @@ describe('controller-manager under load (processes)', function () {
       body,
       /^scheduler_schedule_attempts_total\{result="unschedulable",profile="default-scheduler"\} \d+/m,
     );
+  });
+
+  it('binds them to 10 simulated nodes, all Ready, under the same leader', async () => {
+    nodes = startProcess(
+      'nodeagent',
+      [
+        '--kubeconfig',
+        api.kubeconfig,
+        '--simulated-nodes',
+        '10',
+        '--hostname-override',
+        'load-node',
+        '--node-ip',
+        '127.0.0.1',
+        '--address',
+        '127.0.0.1',
+        '--read-only-port',
+        '0',
+        '--healthz-port',
+        '0',
+        '--root-dir',
+        join(dir, 'nodes'),
+      ],
+      dir,
+    );
+    await waitUntil(
+      async () => {
+        const rs = await client.resource('replicasets.apps').namespace('load').get('big');
+        return rs.status?.readyReplicas === REPLICAS;
+      },
+      480_000,
+      `${REPLICAS} ready replicas`,
+      kcm.exited,
+    );
+    const lease = await leases().get('kube-controller-manager');
+    assert.equal(lease.spec.holderIdentity, leader);
+    assert.equal(kcm.child.exitCode, null, 'the controller manager is still running');
   });
 });
