@@ -81,4 +81,22 @@ describe('shared/cluster: supervision', function () {
     await new Promise((r) => setTimeout(r, 700));
     assert.equal(launches, 1);
   });
+
+  it('starts again from the first delay after a run that lasted the reset period', async () => {
+    const restarts: Restart[] = [];
+    const s = new SupervisedProc(
+      () => nodeProc('setTimeout(() => process.exit(1), 150)', join(dir, 'x.log')),
+      {
+        onRestart: (r) => restarts.push(r),
+        backoff: { initialMs: 20, maxMs: 80, resetAfterMs: 100 },
+      },
+    );
+    while (restarts.length < 3) await new Promise((r) => setTimeout(r, 20));
+    await s.stop();
+    // Every run outlived the reset period: no doubling.
+    assert.deepEqual(
+      restarts.slice(0, 3).map((r) => r.delayMs),
+      [20, 20, 20],
+    );
+  });
 });
