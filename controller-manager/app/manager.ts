@@ -1,6 +1,8 @@
-// The controller manager: a client from --kubeconfig/--master with the
-// --kube-api-* settings, the secure port, leader election on a Lease, and —
-// only while leading — one SharedInformerFactory and the enabled controllers.
+// The controller manager: clients from --kubeconfig/--master with the
+// --kube-api-* settings — a root one (informers, events, tokens), one for the
+// leader-election lock, one per controller (client-builder.ts) and the
+// scheduler's — the secure port, leader election on a Lease, and — only while
+// leading — one SharedInformerFactory and the enabled controllers.
 // Losing the lease aborts the controllers' signal and, like
 // kube-controller-manager, ends the process (onLeadershipLost).
 import { randomUUID } from 'node:crypto';
