@@ -75,7 +75,11 @@ export async function startSimulatedNodes(
   for (const n of nodes) nodeGauge.set({ node: n.name }, 1);
 
   const servers: Server[] = [];
-  const listen = (port: number, paths: Record<string, () => [string, string]>): Promise<number> =>
+  const listen = (
+    port: number,
+    host: string,
+    paths: Record<string, () => [string, string]>,
+  ): Promise<number> =>
     new Promise((resolve, reject) => {
       const s = createServer((req, res) => {
         const handler = paths[(req.url ?? '').split('?')[0]];
@@ -87,7 +91,7 @@ export async function startSimulatedNodes(
         res.writeHead(200, { 'content-type': type }).end(body);
       });
       s.once('error', reject);
-      s.listen(port, cfg.healthzBindAddress || cfg.address, () => {
+      s.listen(port, host, () => {
         servers.push(s);
         const a = s.address();
         resolve(typeof a === 'object' && a ? a.port : port);
@@ -95,10 +99,13 @@ export async function startSimulatedNodes(
     });
   const healthz = (): [string, string] => ['text/plain; charset=utf-8', 'ok'];
   const ports = {
-    healthzPort: cfg.healthzPort > 0 ? await listen(cfg.healthzPort, { '/healthz': healthz }) : 0,
+    healthzPort:
+      cfg.healthzPort > 0
+        ? await listen(cfg.healthzPort, cfg.healthzBindAddress, { '/healthz': healthz })
+        : 0,
     readOnlyPort:
       cfg.readOnlyPort > 0
-        ? await listen(cfg.readOnlyPort, {
+        ? await listen(cfg.readOnlyPort, cfg.address, {
             '/healthz': healthz,
             '/metrics': () => [METRICS_CONTENT_TYPE, metrics.expose()],
           })
