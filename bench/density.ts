@@ -125,8 +125,6 @@ async function main(): Promise<void> {
     apiserverPort: ports.api,
     controllerManagerPort: ports.cm,
     nodePorts: () => nodePorts,
-    // The controller manager's /metrics for the benchmark's admin certificate.
-    controllerManagerArgs: ['--client-ca-file', join(dir, 'cluster', 'apiserver', 'certs', 'ca.crt')],
     supervise: false,
     timeoutMs: o.timeoutMs,
     progress: (step, state, detail) =>

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Agent, request } from 'undici';
 import { Client, loadKubeconfig } from '../shared/client';
 import { waitUntil } from '../shared/cluster/process';
 import { startCluster } from './support/cluster';
@@ -112,5 +113,23 @@ describe('tkube up with RBAC (processes)', function () {
       ),
       [],
     );
+  });
+
+  it("serves the event-loop lag on the apiserver's and the controller manager's /metrics to the admin", async () => {
+    const cfg = loadKubeconfig(cluster.kubeconfig);
+    const admin = new Agent({ connect: { rejectUnauthorized: false, cert: cfg.certPem, key: cfg.keyPem } });
+    try {
+      const cm = cluster.procs.find((p) => p.name === 'controller-manager')!;
+      const args = cm.child.spawnargs;
+      const port = args[args.indexOf('--secure-port') + 1];
+      for (const url of [`${cluster.server}/metrics`, `https://127.0.0.1:${port}/metrics`]) {
+        const r = await request(url, { dispatcher: admin });
+        const body = await r.body.text();
+        assert.equal(r.statusCode, 200, `${url}: ${body.slice(0, 200)}`);
+        assert.match(body, /^nodejs_eventloop_lag_p99_seconds \d/m, url);
+      }
+    } finally {
+      await admin.close();
+    }
   });
 });

@@ -181,6 +181,14 @@ export class LocalCluster {
           String(port),
           '--bind-address',
           '127.0.0.1',
+          // kubeadm's delegation: client certificates of the cluster CA, TokenReview and
+          // SubjectAccessReview through its own credentials, for /metrics.
+          '--client-ca-file',
+          join(this.certDir, 'ca.crt'),
+          '--authentication-kubeconfig',
+          cmKubeconfig,
+          '--authorization-kubeconfig',
+          cmKubeconfig,
           '--root-ca-file',
           join(this.certDir, 'ca.crt'),
           '--cluster-signing-cert-file',
