@@ -94,6 +94,9 @@ describe('tkube up with RBAC (processes)', function () {
     assert.ok(did(sa('service-account-controller'), 'create', 'serviceaccounts'));
     assert.ok(did(sa('root-ca-cert-publisher'), 'create', 'configmaps'));
     assert.ok(did('system:kube-scheduler', 'create', 'pods', 'binding'));
+    // Events come from the controller that records them.
+    assert.ok(did(sa('replicaset-controller'), 'create', 'events'));
+    assert.ok(did(sa('deployment-controller'), 'create', 'events'));
     assert.ok(did('system:node:tkube-node-1', 'patch', 'pods', 'status'));
     // Each controller's requests carry its name in the user agent.
     assert.ok(

@@ -154,7 +154,7 @@ export async function startControllerManager(
     // "buffer body must have content length" — and the controllers delete with options.
     http2: false,
   };
-  // The root client: the shared informers, events, service accounts and their tokens.
+  // The root client: the shared informers, the manager's own events, service accounts and their tokens.
   const client = Client.create(config, { ...limits, userAgent: `${userAgent()}/shared-informers` });
   // The lease has a client (and connections) of its own: no controller's requests queue before a renewal.
   const electionClient = Client.create(config, { ...limits, userAgent: `${userAgent()}/leader-election` });
@@ -243,16 +243,17 @@ export async function startControllerManager(
       transform: trimManagedFields,
       reflector: INFORMER_REFLECTOR_OPTIONS,
     });
-    const base: Omit<ControllerContext, 'log' | 'client'> = {
+    const base: Omit<ControllerContext, 'log' | 'client' | 'recorder'> = {
       informers,
       options: values,
       signal,
-      recorder: (controller) => recorderAdapter(broadcaster.newRecorder(controller, identity)),
       now,
       newQueue: (name, rateLimiter) => newQueue(name, rateLimiter),
       metrics,
     };
     const started: string[] = [];
+    // Each controller posts its events through its own client, as it does in Kubernetes.
+    const broadcasters: EventBroadcaster[] = [];
     try {
       for (const d of selection.select(selectors)) {
         if (signal.aborted) break;
@@ -263,7 +264,14 @@ export async function startControllerManager(
             d.name === SCHEDULER.controller
               ? schedulerClient
               : await clients.client(controllerClientName(d.name), signal);
-          await d.start({ ...base, client: own, log: clog });
+          const events = new EventBroadcaster(own);
+          broadcasters.push(events);
+          await d.start({
+            ...base,
+            client: own,
+            recorder: (controller) => recorderAdapter(events.newRecorder(controller, identity)),
+            log: clog,
+          });
         } catch (err) {
           log.error('Error starting controllers', { controller: d.name, err: String(err) });
           if (opts.onFatal) opts.onFatal(err);
@@ -286,6 +294,7 @@ export async function startControllerManager(
     } finally {
       for (const name of started) running.set({ manager: MANAGER, name }, 0);
       await informers.shutdown();
+      await Promise.all(broadcasters.map((b) => b.shutdown(2000)));
       leader = false;
       if (values.leaderElect) leaderStatus.set({ name: leaseName }, 0);
     }
