@@ -8,6 +8,7 @@ import { nodeagentFlags } from '../nodeagent/app/options';
 import { mergeKubeletConfiguration, resolveConfig } from '../nodeagent/app/config';
 import { loadKubeletConfigFile } from '../nodeagent/app/kubelet-config-file';
 import { startNodeAgent } from '../nodeagent/app/agent';
+import { startSimulatedNodes } from '../nodeagent/simulated/host';
 
 const log = logger('nodeagent');
 
@@ -33,5 +34,6 @@ runExecutable({
     }
     return resolveConfig(values, { explicit: setOnCommandLine });
   },
-  start: (cfg) => startNodeAgent(cfg),
+  start: (cfg) =>
+    cfg.simulatedNodes > 0 ? startSimulatedNodes(cfg, cfg.simulatedNodes) : startNodeAgent(cfg),
 });

@@ -52,8 +52,11 @@ function progressDisplay() {
   };
 }
 
-/** --runtime, or containerd when it can run here, else fake with one line saying why. */
-function chooseRuntime(asked: string | undefined): NodeRuntime {
+/**
+ * --runtime, or containerd when it can run here; else one node agent per node on the fake
+ * runtime, with one line saying why.
+ */
+function chooseRuntime(asked: string | undefined): NodeRuntime | undefined {
   if (asked !== undefined && asked !== 'fake' && asked !== 'containerd')
     throw new Error(`--runtime must be containerd or fake, not "${asked}"`);
   const missing = containerdMissing();
@@ -63,8 +66,11 @@ function chooseRuntime(asked: string | undefined): NodeRuntime {
   console.log(
     `Nodes use the fake runtime (no processes run): ${missing} (scripts/setup.sh installs it as root).`,
   );
-  return 'fake';
+  return undefined;
 }
+
+const runtimeLabel = (r: NodeRuntime | undefined) =>
+  r === 'containerd' ? 'on containerd' : r === 'fake' ? 'simulated' : 'on the fake runtime';
 
 const program = new Command('tkube').description(
   'A Kubernetes-compatible control plane in one process tree: local clusters in one command.',
@@ -86,7 +92,7 @@ program
   .option('--no-controller-manager', 'do not start the controller manager')
   .option(
     '--runtime <runtime>',
-    'how nodes run pods: containerd (a containerd per node, real containers) or fake (no processes); default: containerd when it is installed',
+    'how nodes run pods: containerd (an agent and a containerd per node, real containers) or fake (one agent hosts every node as a simulated node, no processes; for scale tests); default: containerd when it is installed, else an agent per node on the fake runtime',
   )
   .option(
     '--registries <file>',
@@ -105,6 +111,10 @@ program
       controllerManager: o.controllerManager,
       detached: !!o.detach,
       progress: progressDisplay(),
+      onRestart: (r) =>
+        console.log(
+          `⟳ ${r.name} exited (${r.why}); restarting it in ${(r.delayMs / 1000).toFixed(0)}s (restart ${r.count})`,
+        ),
     });
     let stopping = false;
     const stop = async (code: number) => {
@@ -127,7 +137,7 @@ program
     }
     const kc = resolve(cluster.kubeconfig);
     console.log(`
-tkube is running: apiserver ${cluster.server}, ${o.nodes} node(s) on the ${runtime} runtime${o.etcdServers ? `, etcd ${o.etcdServers}` : ', embedded store'}
+tkube is running: apiserver ${cluster.server}, ${o.nodes} node(s) ${runtimeLabel(runtime)}${o.etcdServers ? `, etcd ${o.etcdServers}` : ', embedded store'}
 
   export KUBECONFIG=${kc}
   kubectl get nodes

@@ -5,8 +5,10 @@ import type { Client } from '../shared/client';
 import type { ItemRateLimiter, RateLimitingQueue, SharedInformerFactory } from '../shared/informers';
 import type { FlagValues } from '../shared/options/flags';
 import type { Logger } from '../shared/log';
+import type { MetricsRegistry } from '../shared/metrics/registry';
 
 export interface ControllerContext {
+  /** The controller's own client: its own rate limiter, user agent and (with --use-service-account-credentials) identity. */
   client: Client;
   /** Shared by all controllers: one list+watch per resource. Started by the manager after every controller registered its informers. */
   informers: SharedInformerFactory;
@@ -28,6 +30,8 @@ export interface ControllerContext {
    * contexts in tests need not provide it: fall back to `new RateLimitingQueue({ name })`.
    */
   newQueue?<T>(name: string, rateLimiter?: ItemRateLimiter<T>): RateLimitingQueue<T>;
+  /** The manager's /metrics registry (absent in hand-built test contexts). */
+  metrics?: MetricsRegistry;
 }
 
 /** The part of the event recorder controllers use (see shared/events). */

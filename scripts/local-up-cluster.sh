@@ -9,6 +9,7 @@
 # Variables (defaults in brackets):
 #   DATA_DIR [.tkube-sh]  NODES [1]  API_PORT [6443]  CM_PORT [10257]
 #   ETCD_SERVERS []       LOG_DIR [$DATA_DIR/logs]    BUILD [1: npm run build first]
+#   AUTHORIZATION_MODE [Node,RBAC]
 #   APISERVER_FLAGS, CONTROLLER_MANAGER_FLAGS, NODEAGENT_FLAGS: extra flags for each component
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,6 +19,7 @@ NODES=${NODES:-1}
 API_PORT=${API_PORT:-6443}
 CM_PORT=${CM_PORT:-10257}
 ETCD_SERVERS=${ETCD_SERVERS:-}
+AUTHORIZATION_MODE=${AUTHORIZATION_MODE:-Node,RBAC}
 LOG_DIR=${LOG_DIR:-$DATA_DIR/logs}
 BUILD=${BUILD:-1}
 APISERVER_FLAGS=${APISERVER_FLAGS:-}
@@ -52,6 +54,7 @@ node dist/cmd/apiserver.js \
   --cert-dir "$CERT_DIR" \
   --write-kubeconfig "$KUBECONFIG_PATH" \
   --kubelet-preferred-address-types InternalIP,Hostname,InternalDNS,ExternalDNS,ExternalIP \
+  --authorization-mode "$AUTHORIZATION_MODE" \
   "${storage_flags[@]}" $APISERVER_FLAGS >"$LOG_DIR/apiserver.log" 2>&1 &
 { set +x; } 2>/dev/null
 PIDS+=($!)
@@ -65,10 +68,14 @@ kubectl --kubeconfig "$KUBECONFIG_PATH" get --raw /readyz >/dev/null
 
 node dist/cmd/tkube.js credentials --cert-dir "$CERT_DIR" --server "$SERVER" \
   --user system:kube-controller-manager --out "$DATA_DIR/controller-manager/kubeconfig"
+node dist/cmd/tkube.js credentials --cert-dir "$CERT_DIR" --server "$SERVER" \
+  --user system:kube-scheduler --out "$DATA_DIR/controller-manager/scheduler.kubeconfig"
 
 set -x
 node dist/cmd/controller-manager.js \
   --kubeconfig "$DATA_DIR/controller-manager/kubeconfig" \
+  --use-service-account-credentials \
+  --scheduler-kubeconfig "$DATA_DIR/controller-manager/scheduler.kubeconfig" \
   --secure-port "$CM_PORT" \
   --bind-address 127.0.0.1 \
   --root-ca-file "$CERT_DIR/ca.crt" \

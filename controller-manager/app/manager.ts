@@ -1,6 +1,8 @@
-// The controller manager: a client from --kubeconfig/--master with the
-// --kube-api-* settings, the secure port, leader election on a Lease, and —
-// only while leading — one SharedInformerFactory and the enabled controllers.
+// The controller manager: clients from --kubeconfig/--master with the
+// --kube-api-* settings — a root one (informers, events, tokens), one for the
+// leader-election lock, one per controller (client-builder.ts) and the
+// scheduler's — the secure port, leader election on a Lease, and — only while
+// leading — one SharedInformerFactory and the enabled controllers.
 // Losing the lease aborts the controllers' signal and, like
 // kube-controller-manager, ends the process (onLeadershipLost).
 import { randomUUID } from 'node:crypto';
@@ -31,6 +33,12 @@ import { ControllerSelection, allControllers } from './controllers';
 import { HealthChecks, SecureServer } from './server';
 import { newQueue, setQueueMetricsProvider } from './workqueue';
 import { sleep } from './controller-util';
+import {
+  ServiceAccountClientBuilder,
+  SimpleClientBuilder,
+  controllerClientName,
+  type ControllerClientBuilder,
+} from './client-builder';
 
 const log = logger('controller-manager');
 
@@ -84,10 +92,17 @@ export function clientConfig(values: FlagValues): ClientConfig {
   return cfg!;
 }
 
+/** client-go's DefaultKubernetesUserAgent for this binary (clients append "/<their name>"). */
 function userAgent(): string {
   const arch = process.arch === 'x64' ? 'amd64' : process.arch;
-  return `${MANAGER}/${KCM_VERSION} (${process.platform}/${arch}) kubernetes/tkube`;
+  return `${MANAGER}/${KCM_VERSION} (${process.platform}/${arch}) kubernetes/${GIT_COMMIT}`;
 }
+
+/** The commit in the user agent (kube's gitCommit; tkube's version info says "tkube" as the apiserver does). */
+const GIT_COMMIT = 'tkube';
+
+/** The scheduler runs in this process but with kube-scheduler's own client limits (its config's defaults). */
+const SCHEDULER = { controller: 'scheduler', clientName: 'kube-scheduler', qps: 50, burst: 100 };
 
 /** Informers' managedFields are dropped, as kube-controller-manager's transform does. */
 function trimManagedFields(obj: KubeObject): KubeObject {
@@ -128,21 +143,36 @@ export async function startControllerManager(
   if (errs.length) throw new Error(`[${errs.join(', ')}]`);
   validateLeaderElection(values);
   checkShowHiddenVersion(values.showHiddenMetricsForVersion, '1.36');
-  if (values.useServiceAccountCredentials)
-    log.warn(
-      '--use-service-account-credentials is not supported: every controller uses the --kubeconfig credentials',
-    );
 
-  const client = Client.create(clientConfig(values), {
+  const config = clientConfig(values);
+  const limits = {
     qps: values.kubeApiQps,
     burst: values.kubeApiBurst,
     contentType: values.kubeApiContentType,
-    userAgent: userAgent(),
     // HTTP/1.1: undici 7 cannot send a DELETE with a body (DeleteOptions: propagationPolicy,
     // preconditions) over HTTP/2 — client-h2.js drops its content-length and then asserts
     // "buffer body must have content length" — and the controllers delete with options.
     http2: false,
-  });
+  };
+  // The root client: the shared informers, the manager's own events, service accounts and their tokens.
+  const client = Client.create(config, { ...limits, userAgent: `${userAgent()}/shared-informers` });
+  // The lease has a client (and connections) of its own: no controller's requests queue before a renewal.
+  const electionClient = Client.create(config, { ...limits, userAgent: `${userAgent()}/leader-election` });
+  const builderOptions = { root: client, clientOptions: limits, userAgent: userAgent(), log };
+  const clients: ControllerClientBuilder = values.useServiceAccountCredentials
+    ? new ServiceAccountClientBuilder(builderOptions)
+    : new SimpleClientBuilder(builderOptions);
+  const schedulerClient = Client.create(
+    values.schedulerKubeconfig
+      ? { ...loadKubeconfig(values.schedulerKubeconfig), ...(values.master ? { server: values.master } : {}) }
+      : config,
+    {
+      ...limits,
+      qps: SCHEDULER.qps,
+      burst: SCHEDULER.burst,
+      userAgent: `${userAgent()}/${SCHEDULER.clientName}`,
+    },
+  );
   const identity = `${hostname()}_${randomUUID()}`;
   const now = opts.now ?? (() => Date.now());
 
@@ -213,23 +243,35 @@ export async function startControllerManager(
       transform: trimManagedFields,
       reflector: INFORMER_REFLECTOR_OPTIONS,
     });
-    const base: Omit<ControllerContext, 'log'> = {
-      client,
+    const base: Omit<ControllerContext, 'log' | 'client' | 'recorder'> = {
       informers,
       options: values,
       signal,
-      recorder: (controller) => recorderAdapter(broadcaster.newRecorder(controller, identity)),
       now,
       newQueue: (name, rateLimiter) => newQueue(name, rateLimiter),
+      metrics,
     };
     const started: string[] = [];
+    // Each controller posts its events through its own client, as it does in Kubernetes.
+    const broadcasters: EventBroadcaster[] = [];
     try {
       for (const d of selection.select(selectors)) {
         if (signal.aborted) break;
         const clog: Logger = log.child({ controller: d.name });
         clog.info('Starting controller');
         try {
-          await d.start({ ...base, log: clog });
+          const own =
+            d.name === SCHEDULER.controller
+              ? schedulerClient
+              : await clients.client(controllerClientName(d.name), signal);
+          const events = new EventBroadcaster(own);
+          broadcasters.push(events);
+          await d.start({
+            ...base,
+            client: own,
+            recorder: (controller) => recorderAdapter(events.newRecorder(controller, identity)),
+            log: clog,
+          });
         } catch (err) {
           log.error('Error starting controllers', { controller: d.name, err: String(err) });
           if (opts.onFatal) opts.onFatal(err);
@@ -252,6 +294,7 @@ export async function startControllerManager(
     } finally {
       for (const name of started) running.set({ manager: MANAGER, name }, 0);
       await informers.shutdown();
+      await Promise.all(broadcasters.map((b) => b.shutdown(2000)));
       leader = false;
       if (values.leaderElect) leaderStatus.set({ name: leaseName }, 0);
     }
@@ -259,7 +302,7 @@ export async function startControllerManager(
 
   let electing: Promise<void>;
   if (values.leaderElect) {
-    const lock = newResourceLock(values.leaderElectResourceLock, client, {
+    const lock = newResourceLock(values.leaderElectResourceLock, electionClient, {
       namespace: values.leaderElectResourceNamespace,
       name: leaseName,
       identity,
@@ -301,6 +344,9 @@ export async function startControllerManager(
       await electing.catch(() => {});
       await broadcaster.shutdown(2000);
       await server?.stop();
+      await clients.close();
+      await electionClient.close();
+      await schedulerClient.close();
       await client.close();
       await authnClient?.close();
       await authzClient?.close();

@@ -72,6 +72,13 @@ const generic: FlagSpec[] = [
     help: 'If true, use individual service account credentials for each controller.',
   },
   {
+    // tkube's own: the scheduler runs in this process, but as kube-scheduler does under its own
+    // identity (system:kube-scheduler) rather than a controller's service account.
+    name: 'scheduler-kubeconfig',
+    type: 'string',
+    help: "Path to a kubeconfig for the built-in scheduler (the 'scheduler' controller), as kube-scheduler's --kubeconfig, e.g. for the user system:kube-scheduler. Defaults to --kubeconfig. Not a kube-controller-manager flag.",
+  },
+  {
     name: 'cluster-name',
     type: 'string',
     default: 'kubernetes',

@@ -39,6 +39,8 @@ export interface NodeAgentConfig {
   clusterDomain: string;
   resolvConf: string;
   cgroupRoot: string;
+  /** --simulated-nodes: host this many simulated nodes instead of being one node (0: off). */
+  simulatedNodes: number;
 
   address: string;
   port: number;
@@ -188,6 +190,14 @@ export interface ResolveOptions {
   hostname?: string;
 }
 
+/** --simulated-nodes, which only the fake runtime can serve. */
+function simulatedNodes(values: FlagValues): number {
+  const n = values.simulatedNodes ?? 0;
+  if (n > 0 && values.runtime !== 'fake')
+    throw new Error(`--simulated-nodes needs --runtime=fake (got "${values.runtime}")`);
+  return n;
+}
+
 /** Turns merged flag values into the typed configuration, with the kubelet's validation. */
 export function resolveConfig(values: FlagValues, o: ResolveOptions): NodeAgentConfig {
   const host = (values.hostnameOverride || o.hostname || hostname()).trim().toLowerCase();
@@ -240,6 +250,7 @@ export function resolveConfig(values: FlagValues, o: ResolveOptions): NodeAgentC
     clusterDomain: values.clusterDomain ?? '',
     resolvConf: values.resolvConf ?? '',
     cgroupRoot: values.cgroupRoot ?? '',
+    simulatedNodes: simulatedNodes(values),
     address: values.address,
     port: values.port,
     readOnlyPort: values.readOnlyPort,

@@ -171,6 +171,14 @@ const node: FlagSpec[] = [
     validate: (v: string) =>
       RUNTIMES.includes(v) ? undefined : `unsupported runtime "${v}"; supported: ${RUNTIMES.join(', ')}`,
   },
+  {
+    // tkube's own (kwok's idea): many nodes for scale tests from one process.
+    name: 'simulated-nodes',
+    type: 'int',
+    default: 0,
+    help: 'Host this many simulated nodes instead of being one node: <hostname-override>-1 ... -N each register a Node, renew a Lease and report status, and the pods bound to them go Running on the fake runtime without running anything (no logs, exec or per-node kubelet API). Needs --runtime=fake and --kubeconfig. --kube-api-qps and --kube-api-burst apply per node. Not a kubelet flag.',
+    validate: (v: number) => (v < 0 ? 'must not be negative' : undefined),
+  },
 ];
 
 // The CRI runtime (--runtime=remote) and what pods get from the node.

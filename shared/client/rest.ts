@@ -30,6 +30,11 @@ export interface ClientOptions {
   /** --kube-api-content-type: Protobuf (default) or JSON; custom resources always use JSON. */
   contentType?: string;
   userAgent?: string;
+  /**
+   * The bearer token to send instead of the config's (read per request, so it may rotate):
+   * kube-controller-manager's service-account clients take their tokens from TokenRequest.
+   */
+  bearerToken?: () => string | undefined;
   /** Offer HTTP/2 in ALPN (default true). */
   http2?: boolean;
   /** Timeout of non-watch requests in ms; 0 (default) means none, like rest.Config.Timeout. */
@@ -258,7 +263,8 @@ export class RestClient {
       'user-agent': this.userAgent,
     };
     if (contentType) h['content-type'] = contentType;
-    const auth = this.transport.authorization();
+    const token = this.options.bearerToken?.();
+    const auth = token ? `Bearer ${token}` : this.transport.authorization();
     if (auth) h.authorization = auth;
     return h;
   }

@@ -18,6 +18,7 @@ import {
 import { DIST, startExecutable, getWithKubeconfig, waitForHTTP, waitUntil, type Proc } from './process';
 import { writeComponentKubeconfig } from './credentials';
 import { frontProxyFlags } from './front-proxy';
+import { SupervisedProc, type Restart } from './supervisor';
 
 export type Step = 'apiserver' | 'credentials' | 'controller-manager' | 'images' | 'nodes' | 'ready';
 
@@ -28,6 +29,12 @@ export interface LocalClusterOptions {
   dataDir: string;
   /** Node agents to start (0 = none). */
   nodes?: number;
+  /**
+   * The nodes' runtime. "containerd": one node agent per node, each with a containerd of its
+   * own; "fake": one node agent hosts every node as a simulated node (--simulated-nodes);
+   * unset: one node agent per node on the agent's default runtime (fake).
+   */
+  runtime?: NodeRuntime;
   apiserverPort?: number;
   /** Ports for the controller manager (10257) and node i (10250/10255/10248 + 100·i) unless given. */
   controllerManagerPort?: number;
@@ -41,14 +48,16 @@ export interface LocalClusterOptions {
   metricsServer?: boolean;
   metricsServerArgs?: string[];
   nodeagentArgs?: (i: number) => string[];
-  /** Default fake. */
-  runtime?: NodeRuntime;
   /** containerd: a k3s-style registries.yaml with registry mirrors for every node. */
   registriesFile?: string;
   /** Node i's pod CIDR; default 10.244.<i>.0/24. */
   podCIDR?: (i: number) => string;
-  /** Keep the processes running after this process exits. */
+  /** Keep the processes running after this process exits (then nothing supervises them). */
   detached?: boolean;
+  /** Restart a component that exits, with back-off (default: unless detached). */
+  supervise?: boolean;
+  /** A component exited and will be started again after r.delayMs. */
+  onRestart?(r: Restart): void;
   timeoutMs?: number;
   progress?(step: Step, state: 'start' | 'done', detail?: string): void;
 }
@@ -61,7 +70,10 @@ export interface ClusterState {
   server: string;
 }
 
-export const nodeName = (i: number) => `tkube-node-${i + 1}`;
+const NODE_PREFIX = 'tkube-node';
+export const nodeName = (i: number) => `${NODE_PREFIX}-${i + 1}`;
+/** The node agent process that hosts simulated nodes. */
+export const SIMULATED_NODES = 'simulated-nodes';
 
 /** The default pod CIDR of node i (the containerd bridge and the agent's --pod-cidr). */
 export const nodePodCIDR = (i: number) => `10.244.${i}.0/24`;
@@ -74,6 +86,7 @@ export class LocalCluster {
   readonly logDir: string;
   readonly certDir: string;
   private readonly o: LocalClusterOptions;
+  private isUp = false;
 
   constructor(o: LocalClusterOptions) {
     this.o = o;
@@ -96,7 +109,16 @@ export class LocalCluster {
   }
 
   private start(executable: string, args: string[], logName: string): Proc {
-    const p = startExecutable(executable, args, this.logDir, { logName, detached: this.o.detached });
+    const launch = () =>
+      startExecutable(executable, args, this.logDir, { logName, detached: this.o.detached });
+    const p =
+      (this.o.supervise ?? !this.o.detached)
+        ? new SupervisedProc(launch, {
+            onRestart: (r) => this.o.onRestart?.(r),
+            // The recorded PIDs follow restarts, for `tkube down`.
+            onRestarted: () => this.isUp && this.saveState(),
+          })
+        : launch();
     this.procs.push(p);
     return p;
   }
@@ -125,6 +147,10 @@ export class LocalCluster {
         // Node names of a local cluster do not resolve: reach node agents by their InternalIP first.
         '--kubelet-preferred-address-types',
         'InternalIP,Hostname,InternalDNS,ExternalDNS,ExternalIP',
+        // As kubeadm sets it: node agents limited to their own node's objects, everyone else by RBAC
+        // (the user's kubeconfig is in system:masters, bound to cluster-admin).
+        '--authorization-mode',
+        'Node,RBAC',
         ...(o.etcdServers?.length ? ['--etcd-servers', o.etcdServers.join(',')] : []),
         ...aggregation,
         ...(o.apiserverArgs ?? []),
@@ -135,8 +161,11 @@ export class LocalCluster {
     progress('apiserver', 'done', this.server);
 
     const nodes = o.nodes ?? 1;
+    const simulated = o.runtime === 'fake';
     progress('credentials', 'start');
     const cmKubeconfig = join(this.dataDir, 'controller-manager', 'kubeconfig');
+    // The scheduler runs inside the controller manager, but as kube-scheduler's own user.
+    const schedulerKubeconfig = join(this.dataDir, 'controller-manager', 'scheduler.kubeconfig');
     if (o.controllerManager !== false) {
       await writeComponentKubeconfig({
         certDir: this.certDir,
@@ -144,14 +173,31 @@ export class LocalCluster {
         subject: { commonName: 'system:kube-controller-manager' },
         kubeconfig: cmKubeconfig,
       });
-    }
-    for (let i = 0; i < nodes; i++) {
       await writeComponentKubeconfig({
         certDir: this.certDir,
         server: this.server,
-        subject: { commonName: `system:node:${nodeName(i)}`, organizations: ['system:nodes'] },
-        kubeconfig: join(this.dataDir, 'nodes', nodeName(i), 'kubeconfig'),
+        subject: { commonName: 'system:kube-scheduler' },
+        kubeconfig: schedulerKubeconfig,
       });
+    }
+    if (simulated && nodes > 0) {
+      // One process acts for every simulated node, which the Node authorizer would not allow a
+      // node's identity: like kwok, the simulator is an administrator.
+      await writeComponentKubeconfig({
+        certDir: this.certDir,
+        server: this.server,
+        subject: { commonName: 'tkube:simulated-nodes', organizations: ['system:masters'] },
+        kubeconfig: join(this.dataDir, 'nodes', SIMULATED_NODES, 'kubeconfig'),
+      });
+    } else {
+      for (let i = 0; i < nodes; i++) {
+        await writeComponentKubeconfig({
+          certDir: this.certDir,
+          server: this.server,
+          subject: { commonName: `system:node:${nodeName(i)}`, organizations: ['system:nodes'] },
+          kubeconfig: join(this.dataDir, 'nodes', nodeName(i), 'kubeconfig'),
+        });
+      }
     }
     progress('credentials', 'done');
 
@@ -163,10 +209,22 @@ export class LocalCluster {
         [
           '--kubeconfig',
           cmKubeconfig,
+          // Each controller as its own service account, under its bootstrap role (kubeadm's setting).
+          '--use-service-account-credentials',
+          '--scheduler-kubeconfig',
+          schedulerKubeconfig,
           '--secure-port',
           String(port),
           '--bind-address',
           '127.0.0.1',
+          // kubeadm's delegation: client certificates of the cluster CA, TokenReview and
+          // SubjectAccessReview through its own credentials, for /metrics.
+          '--client-ca-file',
+          join(this.certDir, 'ca.crt'),
+          '--authentication-kubeconfig',
+          cmKubeconfig,
+          '--authorization-kubeconfig',
+          cmKubeconfig,
           '--root-ca-file',
           join(this.certDir, 'ca.crt'),
           '--cluster-signing-cert-file',
@@ -189,58 +247,14 @@ export class LocalCluster {
     const runtimeArgs =
       nodes > 0 && o.runtime === 'containerd' ? await this.startContainerds(nodes) : undefined;
     if (nodes > 0) {
-      progress('nodes', 'start', `${nodes}`);
-      const started: Proc[] = [];
-      for (let i = 0; i < nodes; i++) {
-        const ports = o.nodePorts?.(i) ?? {
-          port: 10250 + 100 * i,
-          readOnlyPort: 10255 + 100 * i,
-          healthzPort: 10248 + 100 * i,
-        };
-        const dir = join(this.dataDir, 'nodes', nodeName(i));
-        started.push(
-          this.start(
-            'nodeagent',
-            [
-              '--kubeconfig',
-              join(dir, 'kubeconfig'),
-              '--hostname-override',
-              nodeName(i),
-              '--node-ip',
-              '127.0.0.1',
-              '--address',
-              '127.0.0.1',
-              '--port',
-              String(ports.port),
-              '--read-only-port',
-              String(ports.readOnlyPort),
-              '--healthz-port',
-              String(ports.healthzPort),
-              '--root-dir',
-              dir,
-              '--cert-dir',
-              join(dir, 'pki'),
-              '--pod-cidr',
-              this.podCIDR(i),
-              ...(runtimeArgs?.[i] ?? []),
-              ...(o.nodeagentArgs?.(i) ?? []),
-            ],
-            nodeName(i),
-          ),
-        );
-      }
-      for (let i = 0; i < nodes; i++) {
-        await waitUntil(
-          () => this.nodeReady(nodeName(i)),
-          timeout,
-          `node ${nodeName(i)} Ready`,
-          started[i].exited,
-        );
-      }
-      progress('nodes', 'done', `${nodes}`);
+      progress('nodes', 'start', `${nodes}${simulated ? ' simulated' : ''}`);
+      if (simulated) await this.startSimulatedNodes(nodes, timeout);
+      else await this.startNodeAgents(nodes, timeout, runtimeArgs);
+      progress('nodes', 'done', `${nodes}${simulated ? ' simulated' : ''}`);
       if (o.metricsServer !== false) await this.startMetricsServer(timeout);
     }
     this.saveState();
+    this.isUp = true;
     progress('ready', 'done');
   }
 
@@ -303,6 +317,111 @@ export class LocalCluster {
     );
   }
 
+  private ports(i: number) {
+    return (
+      this.o.nodePorts?.(i) ?? {
+        port: 10250 + 100 * i,
+        readOnlyPort: 10255 + 100 * i,
+        healthzPort: 10248 + 100 * i,
+      }
+    );
+  }
+
+  /** One node agent per node, each with its own credentials, ports and pod CIDR; waits for Ready nodes. */
+  private async startNodeAgents(nodes: number, timeout: number, runtimeArgs?: string[][]): Promise<void> {
+    const o = this.o;
+    const started: Proc[] = [];
+    for (let i = 0; i < nodes; i++) {
+      const ports = this.ports(i);
+      const dir = join(this.dataDir, 'nodes', nodeName(i));
+      started.push(
+        this.start(
+          'nodeagent',
+          [
+            '--kubeconfig',
+            join(dir, 'kubeconfig'),
+            '--hostname-override',
+            nodeName(i),
+            '--node-ip',
+            '127.0.0.1',
+            '--address',
+            '127.0.0.1',
+            '--port',
+            String(ports.port),
+            '--read-only-port',
+            String(ports.readOnlyPort),
+            '--healthz-port',
+            String(ports.healthzPort),
+            '--root-dir',
+            dir,
+            '--cert-dir',
+            join(dir, 'pki'),
+            '--pod-cidr',
+            this.podCIDR(i),
+            ...(runtimeArgs?.[i] ?? []),
+            ...(o.nodeagentArgs?.(i) ?? []),
+          ],
+          nodeName(i),
+        ),
+      );
+    }
+    for (let i = 0; i < nodes; i++) {
+      await waitUntil(
+        () => this.nodeReady(nodeName(i)),
+        timeout,
+        `node ${nodeName(i)} Ready`,
+        started[i].exited,
+      );
+    }
+  }
+
+  /** One node agent hosting every node (--simulated-nodes); waits until all of them are Ready. */
+  private async startSimulatedNodes(nodes: number, timeout: number): Promise<void> {
+    const ports = this.ports(0);
+    const dir = join(this.dataDir, 'nodes', SIMULATED_NODES);
+    const p = this.start(
+      'nodeagent',
+      [
+        '--kubeconfig',
+        join(dir, 'kubeconfig'),
+        '--simulated-nodes',
+        String(nodes),
+        '--runtime',
+        'fake',
+        '--hostname-override',
+        NODE_PREFIX,
+        '--node-ip',
+        '127.0.0.1',
+        '--address',
+        '127.0.0.1',
+        '--read-only-port',
+        String(ports.readOnlyPort),
+        '--healthz-port',
+        String(ports.healthzPort),
+        '--root-dir',
+        dir,
+        ...(this.o.nodeagentArgs?.(0) ?? []),
+      ],
+      SIMULATED_NODES,
+    );
+    // Generous: a thousand registrations take a while on a loaded machine.
+    await waitUntil(
+      async () => (await this.readyNodes()) >= nodes,
+      Math.max(timeout, nodes * 200),
+      `${nodes} simulated nodes Ready`,
+      p.exited,
+    );
+  }
+
+  /** How many Nodes say Ready. */
+  async readyNodes(): Promise<number> {
+    const r = await getWithKubeconfig(this.kubeconfig, '/api/v1/nodes', 10_000);
+    if (r.status !== 200) return 0;
+    return (JSON.parse(r.body).items ?? []).filter((n: any) =>
+      (n.status?.conditions ?? []).some((c: any) => c.type === 'Ready' && c.status === 'True'),
+    ).length;
+  }
+
   async nodeReady(name: string): Promise<boolean> {
     const r = await getWithKubeconfig(this.kubeconfig, `/api/v1/nodes/${name}`);
     if (r.status !== 200) return false;
@@ -329,6 +448,7 @@ export class LocalCluster {
    * node's containerd once its pods are removed.
    */
   async down(): Promise<void> {
+    this.isUp = false;
     for (const p of [...this.procs].reverse()) await p.stop('SIGTERM', 20_000);
     this.procs.length = 0;
     for (const c of this.containerds) await c.stop();

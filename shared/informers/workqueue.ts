@@ -279,6 +279,9 @@ export interface WorkerOptions<T> {
  * Runs the usual controller loop on a rate-limited queue: get, sync, forget on
  * success or addRateLimited on failure, done. Resolves when the queue is shut down.
  */
+/** How long a worker may run items back to back before it lets the event loop turn. */
+const WORKER_YIELD_MS = 20;
+
 export async function runWorkers<T>(
   queue: RateLimitingQueue<T>,
   sync: (item: T) => Promise<void>,
@@ -288,7 +291,15 @@ export async function runWorkers<T>(
   if (opts.signal.aborted) stop();
   else opts.signal.addEventListener('abort', stop, { once: true });
   const worker = async () => {
+    let turn = Date.now();
     for (;;) {
+      // A sync that finishes without real I/O (a scheduling decision, a cache hit) resumes this loop
+      // as a microtask: yield a turn of the event loop now and then so timers, sockets and
+      // other workers are not starved by a long queue.
+      if (Date.now() - turn >= WORKER_YIELD_MS) {
+        await new Promise<void>((r) => setImmediate(r));
+        turn = Date.now();
+      }
       const r = await queue.get();
       if (r.shutdown) return;
       const item = r.item;

@@ -1,5 +1,7 @@
-// The process metrics every component exposes (resident memory, CPU, start time, open handles).
+// The process metrics every component exposes (resident memory, CPU, start time, open handles,
+// event-loop lag).
 import type { MetricsRegistry } from './registry';
+import { eventLoopMetrics } from './event-loop';
 
 export function processMetrics(registry: MetricsRegistry): void {
   const start = Date.now() / 1000 - process.uptime();
@@ -17,6 +19,7 @@ export function processMetrics(registry: MetricsRegistry): void {
     help: 'Start time of the process since the Unix epoch, in seconds.',
   });
   started.set(undefined, start);
+  eventLoopMetrics(registry);
   registry.addCollector(() => {
     const m = process.memoryUsage();
     rss.set(undefined, m.rss);

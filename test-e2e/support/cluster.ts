@@ -9,7 +9,9 @@ export async function startCluster(
 ): Promise<LocalCluster & { cleanup(): Promise<void> }> {
   const nodes = o.nodes ?? 1;
   const ports: { port: number; readOnlyPort: number; healthzPort: number }[] = [];
-  for (let i = 0; i < nodes; i++)
+  // Simulated nodes share one process and its ports.
+  const agents = o.runtime === 'fake' ? Math.min(nodes, 1) : nodes;
+  for (let i = 0; i < agents; i++)
     ports.push({ port: await freePort(), readOnlyPort: await freePort(), healthzPort: await freePort() });
   const dataDir = o.dataDir ?? tempDir('cluster');
   const cluster = new LocalCluster({

@@ -9,12 +9,15 @@ import { computeHash } from '../util/hash';
 import { APPS_V1, type DeploymentSync } from './sync';
 import * as u from './util';
 
-/** Sets the Deployment's revision annotation (a metadata patch) when it differs. */
+/**
+ * Sets the Deployment's revision annotation when it differs: an update at the cached
+ * resourceVersion (a conflict requeues), the verb the deployment-controller role grants.
+ */
 async function setDeploymentRevision(s: DeploymentSync, revision: string): Promise<void> {
   if (s.d.metadata.annotations?.[u.REVISION_ANNOTATION] === revision) return;
-  const updated = await s.c.clients.d
-    .namespace(s.ns)
-    .patch(s.d.metadata.name!, { metadata: { annotations: { [u.REVISION_ANNOTATION]: revision } } }, 'merge');
+  const copy = clone(s.d);
+  copy.metadata.annotations = { ...copy.metadata.annotations, [u.REVISION_ANNOTATION]: revision };
+  const updated = await s.c.clients.d.namespace(s.ns).update(copy);
   s.d = { ...s.d, metadata: updated.metadata };
 }
 

@@ -163,7 +163,8 @@ export class ResourceQuotaController extends QueueController {
     }
     // Only what the quota limits is reported.
     const status = { hard: fromResourceList(hard), used: fromResourceList(maskList(used, names)) };
-    await updateStatus(this.client, q, status, { retryOnConflict: true });
+    // A conflict requeues the quota (kube does the same): its role may not get quotas, only list/watch them.
+    await updateStatus(this.client, q, status);
   }
 
   private list(resource: string, ns: string): Obj[] {

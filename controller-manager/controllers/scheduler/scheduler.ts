@@ -33,6 +33,7 @@ import {
   type Taint,
 } from '../../../shared/api/taints';
 import type { Logger } from '../../../shared/log';
+import type { Counter } from '../../../shared/metrics/registry';
 
 export const DEFAULT_SCHEDULER_NAME = 'default-scheduler';
 /** podInitialBackoffSeconds / podMaxBackoffSeconds. */
@@ -138,8 +139,15 @@ export class Scheduler {
   private readonly assumed = new Map<string, Assumed>();
   private readonly unschedulable = new Set<string>();
   private running?: Promise<void>;
+  /** kube-scheduler's scheduler_schedule_attempts_total: its rate of "scheduled" is the throughput (pods/s). */
+  private readonly attempts?: Counter;
 
   constructor(private readonly ctx: ControllerContext) {
+    this.attempts = ctx.metrics?.counter({
+      name: 'scheduler_schedule_attempts_total',
+      help: "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod could not be scheduled, while 'error' means an internal scheduler problem.",
+      labels: ['result', 'profile'],
+    });
     this.queue = new RateLimitingQueue<string>({
       name: 'scheduler',
       rateLimiter: new ItemExponentialFailureRateLimiter<string>(INITIAL_BACKOFF_MS, MAX_BACKOFF_MS),
@@ -386,6 +394,7 @@ export class Scheduler {
     const key = keyOf(pod);
     try {
       await this.podClient.namespace(pod.metadata.namespace!).bind(pod.metadata.name!, { name: node });
+      this.attempts?.inc({ result: 'scheduled', profile: DEFAULT_SCHEDULER_NAME });
       this.queue.forget(key);
       this.recorder.event(
         pod,
@@ -401,6 +410,7 @@ export class Scheduler {
         // Already bound (by someone else) or being deleted: the informer will tell.
         return;
       }
+      this.attempts?.inc({ result: 'error', profile: DEFAULT_SCHEDULER_NAME });
       this.log.warn('binding failed', { pod: key, node, err: errMessage(err) });
       this.queue.addRateLimited(key);
     }
@@ -409,6 +419,7 @@ export class Scheduler {
   /** FailedScheduling event, PodScheduled=False, and a retry after backoff (or a cluster change). */
   private async unschedulableResult(pod: Obj, message: string): Promise<void> {
     const key = keyOf(pod);
+    this.attempts?.inc({ result: 'unschedulable', profile: DEFAULT_SCHEDULER_NAME });
     this.recorder.event(pod, 'Warning', 'FailedScheduling', 'Scheduling', message);
     const cur = (pod.status?.conditions ?? []).find((c: any) => c.type === 'PodScheduled');
     if (!(cur?.status === 'False' && cur.reason === 'Unschedulable' && cur.message === message)) {

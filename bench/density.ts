@@ -1,0 +1,270 @@
+// `npm run bench:density` (issue 17): a density test modelled on ClusterLoader2's
+// — a whole local cluster (apiserver, controller manager, simulated nodes) as
+// processes, Deployments that fill every node with pods, then one Deployment of
+// --big-replicas. Figures only, never pass/fail (Kubernetes' SLOs are printed
+// beside them): pod startup latency (creation → Running and Ready, both as a
+// watch sees them), scheduler throughput, mutating API call latency (the
+// apiserver's request histogram, as ClusterLoader2 reads it), event-loop lag
+// and resident memory per component, and the big Deployment's time to Ready.
+//
+//   node dist/bench/density.js [--nodes 100] [--pods-per-node 30] [--deployments 10]
+//                              [--big-replicas 1000] [--record]
+//   node dist/bench/density.js --nodes 1000 --pods-per-node 10
+import { writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Agent, request } from 'undici';
+import { Client, loadKubeconfig, type KubeObject } from '../shared/client';
+import { LocalCluster, SIMULATED_NODES } from '../shared/cluster/local-cluster';
+import { freePort, waitUntil } from '../shared/cluster/process';
+import { setSilent } from '../shared/log';
+import { DIST, memDetail, removeDir, tempDir } from './lib/procs';
+import { gitInfo } from './lib/report';
+import { mb, ms, num, summarize, type LatencySummary } from './lib/stats';
+import { PodTimeline } from './lib/pod-timeline';
+import { histogramQuantile, metricValue, parseHistogram, type Buckets } from './lib/prometheus';
+
+const USAGE = `usage: node dist/bench/density.js [options]
+  --nodes <n>            simulated nodes (default 100)
+  --pods-per-node <n>    pods per node, through Deployments (default 30)
+  --deployments <n>      Deployments sharing those pods (default 10)
+  --big-replicas <n>     then one Deployment of this many replicas, timed to Ready (default 1000; 0 skips)
+  --timeout <s>          per phase (default 1200)
+  --record               write the figures to bench/results/density-<date>-<commit>.json`;
+
+const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+interface Options {
+  nodes: number;
+  podsPerNode: number;
+  deployments: number;
+  bigReplicas: number;
+  timeoutMs: number;
+  record: boolean;
+}
+
+function options(): Options {
+  const { values } = parseArgs({
+    options: {
+      nodes: { type: 'string', default: '100' },
+      'pods-per-node': { type: 'string', default: '30' },
+      deployments: { type: 'string', default: '10' },
+      'big-replicas': { type: 'string', default: '1000' },
+      timeout: { type: 'string', default: '1200' },
+      record: { type: 'boolean', default: false },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  if (values.help) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  const int = (v: string | undefined, name: string) => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 0) throw new Error(`--${name} must be a non-negative integer\n${USAGE}`);
+    return n;
+  };
+  return {
+    nodes: Math.max(1, int(values.nodes, 'nodes')),
+    podsPerNode: int(values['pods-per-node'], 'pods-per-node'),
+    deployments: Math.max(1, int(values.deployments, 'deployments')),
+    bigReplicas: int(values['big-replicas'], 'big-replicas'),
+    timeoutMs: int(values.timeout, 'timeout') * 1000,
+    record: !!values.record,
+  };
+}
+
+function deployment(name: string, replicas: number): KubeObject {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name, labels: { group: 'density' } },
+    spec: {
+      replicas,
+      selector: { matchLabels: { name } },
+      template: {
+        metadata: { labels: { name, group: 'density' } },
+        spec: {
+          containers: [
+            {
+              name: 'pause',
+              image: 'registry.k8s.io/pause:3.10',
+              resources: { requests: { cpu: '1m', memory: '1Mi' } },
+            },
+          ],
+        },
+      },
+    },
+  };
+}
+
+interface ComponentFigures {
+  name: string;
+  rssBytes: number;
+  eventLoopLagP99Ms: number;
+  eventLoopLagMaxMs: number;
+}
+
+interface PhaseFigures {
+  pods: number;
+  seconds: number;
+  startup: LatencySummary;
+  schedulerPodsPerSecond: number;
+}
+
+async function main(): Promise<void> {
+  const o = options();
+  setSilent(true);
+  const dir = tempDir('density');
+  const ports = { api: await freePort(), cm: await freePort() };
+  const nodePorts = { port: await freePort(), readOnlyPort: await freePort(), healthzPort: await freePort() };
+  const cluster = new LocalCluster({
+    dataDir: join(dir, 'cluster'),
+    nodes: o.nodes,
+    runtime: 'fake',
+    apiserverPort: ports.api,
+    controllerManagerPort: ports.cm,
+    nodePorts: () => nodePorts,
+    supervise: false,
+    timeoutMs: o.timeoutMs,
+    progress: (step, state, detail) =>
+      state === 'done' && console.log(`  ${step}${detail ? `: ${detail}` : ''}`),
+  });
+  let client: Client | undefined;
+  let admin: Agent | undefined;
+  const stop = async () => {
+    await client?.close();
+    await admin?.close();
+    await cluster.down().catch(() => {});
+    removeDir(dir);
+  };
+  process.once('SIGINT', () => void stop().then(() => process.exit(130)));
+  try {
+    console.log(
+      `density: ${o.nodes} simulated nodes × ${o.podsPerNode} pods, then ${o.bigReplicas} replicas`,
+    );
+    const t0 = Date.now();
+    await cluster.up();
+    console.log(`  cluster up in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    const cfg = loadKubeconfig(cluster.kubeconfig);
+    client = Client.create(cfg, { qps: -1, http2: false });
+    admin = new Agent({
+      connect: { rejectUnauthorized: false, cert: cfg.certPem, key: cfg.keyPem, ca: cfg.caPem },
+    });
+    const scrape = async (url: string) => {
+      const r = await request(url, { dispatcher: admin, headersTimeout: 30_000, bodyTimeout: 30_000 });
+      const body = await r.body.text();
+      if (r.statusCode !== 200) throw new Error(`${url}: ${r.statusCode} ${body.slice(0, 200)}`);
+      return body;
+    };
+    const urls: Record<string, string> = {
+      apiserver: `${cluster.server}/metrics`,
+      'controller-manager': `https://127.0.0.1:${ports.cm}/metrics`,
+      [SIMULATED_NODES]: `http://127.0.0.1:${nodePorts.readOnlyPort}/metrics`,
+    };
+    const mutatingBuckets = async (): Promise<Buckets> =>
+      parseHistogram(await scrape(urls.apiserver), 'apiserver_request_duration_seconds', (l) =>
+        MUTATING.has(l.verb),
+      );
+    const before = await mutatingBuckets();
+
+    const phase = async (ns: string, deployments: KubeObject[]): Promise<PhaseFigures> => {
+      await client!.resource('namespaces').create({ metadata: { name: ns } });
+      const total = deployments.reduce((n, d) => n + d.spec.replicas, 0);
+      const timeline = new PodTimeline(client!, ns);
+      await timeline.start();
+      const start = Date.now();
+      for (const d of deployments) await client!.resource('deployments.apps').namespace(ns).create(d);
+      await waitUntil(async () => timeline.running() >= total, o.timeoutMs, `${total} pods Running in ${ns}`);
+      const seconds = (Date.now() - start) / 1000;
+      timeline.stop();
+      const bound = timeline.boundTimes();
+      return {
+        pods: total,
+        seconds,
+        startup: summarize(timeline.startupLatencies()),
+        schedulerPodsPerSecond:
+          bound.length > 1 ? (bound.length - 1) / ((bound[bound.length - 1] - bound[0]) / 1000) : NaN,
+      };
+    };
+
+    const perDeployment = Math.ceil((o.nodes * o.podsPerNode) / o.deployments);
+    const saturation =
+      o.podsPerNode > 0
+        ? await phase(
+            'density',
+            Array.from({ length: o.deployments }, (_, i) => deployment(`density-${i}`, perDeployment)),
+          )
+        : undefined;
+    if (saturation) report('saturation', saturation);
+
+    let bigSeconds: number | undefined;
+    if (o.bigReplicas > 0) {
+      const ns = 'density-big';
+      await client.resource('namespaces').create({ metadata: { name: ns } });
+      const start = Date.now();
+      await client.resource('deployments.apps').namespace(ns).create(deployment('big', o.bigReplicas));
+      await waitUntil(
+        async () => {
+          const d = await client!.resource('deployments.apps').namespace(ns).get('big');
+          return d.status?.readyReplicas === o.bigReplicas && d.status?.updatedReplicas === o.bigReplicas;
+        },
+        o.timeoutMs,
+        `the ${o.bigReplicas}-replica Deployment Ready`,
+      );
+      bigSeconds = (Date.now() - start) / 1000;
+      console.log(`  ${o.bigReplicas}-replica Deployment fully Ready in ${bigSeconds.toFixed(1)} s`);
+    }
+
+    const after = await mutatingBuckets();
+    const mutatingP99 = histogramQuantile(after, before, 0.99);
+    const components: ComponentFigures[] = [];
+    for (const p of cluster.procs) {
+      const metrics = await scrape(urls[p.name]).catch(() => '');
+      components.push({
+        name: p.name,
+        rssBytes: memDetail(p.pid).rss,
+        eventLoopLagP99Ms: metricValue(metrics, 'nodejs_eventloop_lag_p99_seconds') * 1000,
+        eventLoopLagMaxMs: metricValue(metrics, 'nodejs_eventloop_lag_max_seconds') * 1000,
+      });
+    }
+    console.log(
+      `\n  mutating API calls p99 (apiserver histogram, bucket bound): ${ms(mutatingP99 * 1000)}  (SLO ≤ 1 s)`,
+    );
+    console.log('\n  component            RSS          event-loop lag p99   max');
+    for (const c of components)
+      console.log(
+        `  ${c.name.padEnd(20)} ${mb(c.rssBytes).padEnd(12)} ${ms(c.eventLoopLagP99Ms).padEnd(20)} ${ms(c.eventLoopLagMaxMs)}`,
+      );
+    if (o.record) {
+      const git = gitInfo(resolve(DIST, '..'));
+      const file = join(
+        resolve(DIST, '..', 'bench', 'results'),
+        `density-${new Date().toISOString().slice(0, 10)}-${git.commit}.json`,
+      );
+      writeFileSync(
+        file,
+        JSON.stringify(
+          { options: o, git, saturation, bigSeconds, mutatingP99Seconds: mutatingP99, components },
+          null,
+          2,
+        ),
+      );
+      console.log(`\n  recorded in ${file}`);
+    }
+  } finally {
+    await stop();
+  }
+}
+
+function report(name: string, f: PhaseFigures): void {
+  const s = f.startup;
+  console.log(
+    `  ${name}: ${f.pods} pods Running in ${f.seconds.toFixed(1)} s; startup p50 ${ms(s.p50)}, p90 ${ms(s.p90)}, p99 ${ms(s.p99)} (SLO p99 ≤ 5 s); scheduler ${num(f.schedulerPodsPerSecond)} pods/s`,
+  );
+}
+
+main().catch((err) => {
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});

@@ -1,0 +1,79 @@
+// The controllers' client builders against a real apiserver: every client has
+// a limiter of its own and a user agent ending in its name; with service
+// account credentials it is that kube-system account (created when missing),
+// authenticated by a TokenRequest token and not by the root certificate.
+import assert from 'node:assert/strict';
+import { startTestAPIServer, type TestAPIServer } from '../../apiserver/server/testing';
+import { Client } from '../../shared/client';
+import { logger } from '../../shared/log';
+import { ServiceAccountClientBuilder, SimpleClientBuilder, controllerClientName } from './client-builder';
+
+const UA = 'kube-controller-manager/v1.36.3 (linux/amd64) kubernetes/tkube';
+
+async function whoami(c: Client): Promise<string> {
+  const r = await c.rest.request<any>({
+    method: 'POST',
+    path: '/apis/authentication.k8s.io/v1/selfsubjectreviews',
+    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
+  });
+  return r.status.userInfo.username;
+}
+
+describe('controller-manager: client builders', function () {
+  this.timeout(30_000);
+  let srv: TestAPIServer;
+  let root: Client;
+
+  before(async () => {
+    srv = await startTestAPIServer();
+    root = Client.create(srv.config, { http2: false });
+  });
+  after(async () => {
+    await root?.close();
+    await srv?.stop();
+  });
+
+  it('names clients as kube-controller-manager does', () => {
+    assert.equal(controllerClientName('deployment'), 'deployment-controller');
+    assert.equal(controllerClientName('garbagecollector'), 'generic-garbage-collector');
+    assert.equal(controllerClientName('taint-eviction-controller'), 'node-controller');
+    assert.equal(controllerClientName('daemonset'), 'daemon-set-controller');
+    assert.equal(controllerClientName('something-new'), 'something-new-controller');
+  });
+
+  it('simple: the root identity, a limiter per client, the name in the user agent', async () => {
+    const b = new SimpleClientBuilder({
+      root,
+      clientOptions: { qps: 7, burst: 9 },
+      userAgent: UA,
+      log: logger('test'),
+    });
+    const a = await b.client('deployment-controller');
+    const c = await b.client('replicaset-controller');
+    assert.notEqual(a.rest.limiter, c.rest.limiter);
+    assert.notEqual(a.rest.limiter, root.rest.limiter);
+    assert.equal(a.rest.limiter.qps, 7);
+    assert.equal(a.rest.userAgent, `${UA}/deployment-controller`);
+    assert.equal(await whoami(a), await whoami(root));
+  });
+
+  it('service accounts: ensured in kube-system, a TokenRequest token, no client certificate', async () => {
+    const b = new ServiceAccountClientBuilder({
+      root,
+      clientOptions: { qps: 5, burst: 10 },
+      userAgent: UA,
+      log: logger('test'),
+    });
+    try {
+      const c = await b.client('job-controller');
+      assert.equal(await whoami(c), 'system:serviceaccount:kube-system:job-controller');
+      assert.equal(c.rest.userAgent, `${UA}/job-controller`);
+      await root.resource('serviceaccounts').namespace('kube-system').get('job-controller');
+      // A second client of an existing account works too.
+      const again = await b.client('job-controller');
+      assert.equal(await whoami(again), 'system:serviceaccount:kube-system:job-controller');
+    } finally {
+      await b.close();
+    }
+  });
+});

@@ -1,0 +1,176 @@
+// The process that hosts the simulated nodes (--simulated-nodes N): one
+// client whose rate limit is N nodes' worth of --kube-api-qps/--kube-api-burst,
+// one pod informer, N Node registrations, leases and status loops spread over
+// their periods, and /healthz (healthz port) plus /healthz and /metrics on the
+// read-only port — no kubelet API per node.
+import { setMaxListeners } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import { Client } from '../../shared/client/client';
+import { loadKubeconfig } from '../../shared/client/kubeconfig';
+import type { KubeObject } from '../../shared/client/types';
+import { SharedInformerFactory } from '../../shared/informers';
+import { logger } from '../../shared/log';
+import { METRICS_CONTENT_TYPE, MetricsRegistry } from '../../shared/metrics/registry';
+import { processMetrics } from '../../shared/metrics/process';
+import { KUBELET_VERSION } from '../status/node';
+import type { NodeAgentConfig } from '../app/config';
+import { SimulatedNode } from './nodes';
+import { SimulatedPods } from './pods';
+
+const log = logger('simulated-nodes');
+
+/** Nodes registered at once. */
+const REGISTER_CONCURRENCY = 50;
+
+export interface RunningSimulatedNodes {
+  nodes: SimulatedNode[];
+  pods: SimulatedPods;
+  ports: { readOnlyPort: number; healthzPort: number };
+  stop(): Promise<void>;
+}
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (signal.aborted) return resolve();
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(t);
+        resolve();
+      },
+      { once: true },
+    );
+  });
+
+export async function startSimulatedNodes(
+  cfg: NodeAgentConfig,
+  count: number,
+): Promise<RunningSimulatedNodes> {
+  if (!cfg.kubeconfig) throw new Error('--simulated-nodes needs --kubeconfig');
+  const arch = process.arch === 'x64' ? 'amd64' : process.arch;
+  const perNode = (v: number) => (v > 0 ? v * count : v);
+  const client = Client.create(loadKubeconfig(cfg.kubeconfig), {
+    qps: perNode(cfg.kubeAPIQPS),
+    burst: perNode(cfg.kubeAPIBurst),
+    contentType: cfg.contentType,
+    userAgent: `kubelet/${KUBELET_VERSION} (${process.platform}/${arch}) kubernetes/tkube/simulated`,
+    // HTTP/1.1: the final pod delete carries DeleteOptions (see the node agent).
+    http2: false,
+  });
+  const ac = new AbortController();
+  const signal = ac.signal;
+  // Every node's lease and status loop listens to it.
+  setMaxListeners(0, signal);
+  const nodes = Array.from({ length: count }, (_, i) => new SimulatedNode(cfg, i, client));
+  const byName = new Map(nodes.map((n) => [n.name, n]));
+
+  const metrics = new MetricsRegistry({ currentVersion: KUBELET_VERSION.replace(/^v(\d+\.\d+).*$/, '$1') });
+  processMetrics(metrics);
+  const nodeGauge = metrics.gauge({
+    name: 'kubelet_node_name',
+    help: "The node's name. The count is always 1.",
+    labels: ['node'],
+  });
+  for (const n of nodes) nodeGauge.set({ node: n.name }, 1);
+
+  const servers: Server[] = [];
+  const listen = (
+    port: number,
+    host: string,
+    paths: Record<string, () => [string, string]>,
+  ): Promise<number> =>
+    new Promise((resolve, reject) => {
+      const s = createServer((req, res) => {
+        const handler = paths[(req.url ?? '').split('?')[0]];
+        if (!handler) {
+          res.writeHead(404).end('404 page not found\n');
+          return;
+        }
+        const [type, body] = handler();
+        res.writeHead(200, { 'content-type': type }).end(body);
+      });
+      s.once('error', reject);
+      s.listen(port, host, () => {
+        servers.push(s);
+        const a = s.address();
+        resolve(typeof a === 'object' && a ? a.port : port);
+      });
+    });
+  const healthz = (): [string, string] => ['text/plain; charset=utf-8', 'ok'];
+  const ports = {
+    healthzPort:
+      cfg.healthzPort > 0
+        ? await listen(cfg.healthzPort, cfg.healthzBindAddress, { '/healthz': healthz })
+        : 0,
+    readOnlyPort:
+      cfg.readOnlyPort > 0
+        ? await listen(cfg.readOnlyPort, cfg.address, {
+            '/healthz': healthz,
+            '/metrics': () => [METRICS_CONTENT_TYPE, metrics.expose()],
+          })
+        : 0,
+  };
+
+  // Register every node (a bounded number at a time), then start its loops.
+  const loops: Promise<void>[] = [];
+  let next = 0;
+  const registerAll = async () => {
+    for (;;) {
+      const n = nodes[next++];
+      if (!n || signal.aborted) return;
+      for (let delay = 1000; !signal.aborted; delay = Math.min(delay * 2, 30_000)) {
+        try {
+          await n.register(signal);
+          break;
+        } catch (err) {
+          log.error('Unable to register node', { node: n.name, err: String(err) });
+          await sleep(delay, signal);
+        }
+      }
+      // Renewals and reports start at a random point of their period so N nodes do not beat together.
+      loops.push(
+        sleep(Math.random() * n.lease.renewIntervalMs, signal).then(() => n.lease.run(signal)),
+        statusLoop(n),
+      );
+    }
+  };
+  const statusLoop = async (n: SimulatedNode) => {
+    await sleep(Math.random() * cfg.nodeStatusUpdateFrequencyMs, signal);
+    while (!signal.aborted) {
+      await n.report(signal).catch((err) => {
+        if (!signal.aborted) log.error('Error updating node status', { node: n.name, err: String(err) });
+      });
+      await sleep(cfg.nodeStatusUpdateFrequencyMs, signal);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(REGISTER_CONCURRENCY, count) }, registerAll));
+  log.info('simulated nodes registered', { nodes: count });
+
+  const factory = new SharedInformerFactory(client, {
+    transform: (obj: KubeObject) => {
+      if (obj.metadata?.managedFields) obj.metadata = { ...obj.metadata, managedFields: undefined };
+      return obj;
+    },
+  });
+  const pods = new SimulatedPods(client, factory, byName);
+  factory.start(signal);
+  loops.push(pods.run(signal));
+
+  let stopped = false;
+  return {
+    nodes,
+    pods,
+    ports,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      ac.abort();
+      await factory.shutdown();
+      await Promise.allSettled(loops);
+      for (const s of servers) await new Promise((r) => s.close(r));
+      await client.close();
+      log.info('simulated nodes stopped', { nodes: count });
+    },
+  };
+}

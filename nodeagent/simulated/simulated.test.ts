@@ -1,0 +1,163 @@
+// Simulated nodes against a real apiserver: each registers a Ready Node and
+// renews its Lease; a pod bound to one goes Running and Ready with an address
+// from that node's pod CIDR; a deleted pod is removed for good.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startTestAPIServer, type TestAPIServer } from '../../apiserver/server/testing';
+import { Client, isNotFound } from '../../shared/client';
+import { waitUntil } from '../../shared/cluster/process';
+import { defaultFlagValues } from '../../shared/options/defaults';
+import { resolveConfig } from '../app/config';
+import { nodeagentFlags } from '../app/options';
+import { startSimulatedNodes, type RunningSimulatedNodes } from './host';
+import { SIMULATED_ANNOTATION } from './nodes';
+
+const NODES = 5;
+
+describe('nodeagent: simulated nodes', function () {
+  this.timeout(60_000);
+  let srv: TestAPIServer;
+  let client: Client;
+  let sim: RunningSimulatedNodes;
+  let dir: string;
+  let cfg: ReturnType<typeof resolveConfig>;
+
+  before(async () => {
+    srv = await startTestAPIServer();
+    client = Client.create(srv.config, { qps: -1, http2: false });
+    dir = mkdtempSync(join(tmpdir(), 'tkube-sim-'));
+    const values = defaultFlagValues(nodeagentFlags, {
+      kubeconfig: srv.kubeconfig,
+      hostnameOverride: 'sim',
+      simulatedNodes: NODES,
+      nodeIp: ['127.0.0.1'],
+      rootDir: dir,
+      readOnlyPort: 0,
+      healthzPort: 0,
+      nodeLeaseDurationSeconds: 4,
+    });
+    cfg = resolveConfig(values, { explicit: () => true });
+    sim = await startSimulatedNodes(cfg, cfg.simulatedNodes);
+  });
+
+  after(async () => {
+    await sim?.stop();
+    await client?.close();
+    await srv?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('rejects --simulated-nodes with another runtime', () => {
+    const values = defaultFlagValues(nodeagentFlags, { simulatedNodes: 3, runtime: 'cri', rootDir: dir });
+    assert.throws(
+      () => resolveConfig(values, { explicit: () => true }),
+      /--simulated-nodes needs --runtime=fake/,
+    );
+  });
+
+  it('registers every node Ready, marked simulated, and renews each Lease', async () => {
+    const nodes = (await client.resource('nodes').list()).items;
+    assert.deepEqual(
+      nodes.map((n) => n.metadata!.name).sort(),
+      Array.from({ length: NODES }, (_, i) => `sim-${i + 1}`).sort(),
+    );
+    for (const n of nodes) {
+      assert.equal(n.metadata!.annotations?.[SIMULATED_ANNOTATION], 'true');
+      assert.equal(n.metadata!.labels?.['kubernetes.io/hostname'], n.metadata!.name);
+      const ready = (n as any).status.conditions.find((c: any) => c.type === 'Ready');
+      assert.equal(ready.status, 'True');
+      assert.equal((n as any).status.allocatable.pods, '110');
+    }
+    const leases = client.resource('leases.coordination.k8s.io').namespace('kube-node-lease');
+    // Each lease starts at a random point of its renew interval.
+    const first = await waitUntil(() => leases.get('sim-2'), 10_000, 'the lease of sim-2');
+    assert.equal(first.spec.holderIdentity, 'sim-2');
+    assert.equal(first.metadata!.ownerReferences?.[0]?.name, 'sim-2');
+    // Renewed every quarter of the 4 s lease duration.
+    await waitUntil(
+      async () => (await leases.get('sim-2')).spec.renewTime !== first.spec.renewTime,
+      10_000,
+      'a renewal',
+    );
+  });
+
+  it('runs a pod bound to a simulated node, and removes it when deleted', async () => {
+    const pods = client.resource('pods').namespace('default');
+    await pods.create({
+      metadata: { name: 'p' },
+      spec: {
+        nodeName: 'sim-3',
+        initContainers: [{ name: 'init', image: 'busybox' }],
+        containers: [
+          { name: 'a', image: 'nginx' },
+          { name: 'b', image: 'redis' },
+        ],
+      },
+    });
+    const running = await waitUntil(
+      async () => {
+        const p: any = await pods.get('p');
+        return p.status?.phase === 'Running' ? p : undefined;
+      },
+      20_000,
+      'the pod Running',
+    );
+    // sim-3 is node index 2: 10.128.2.0/24.
+    assert.match(running.status.podIP, /^10\.128\.2\.\d+$/);
+    assert.equal(running.status.hostIP, '127.0.0.1');
+    for (const t of ['Initialized', 'ContainersReady', 'Ready', 'PodScheduled'])
+      assert.equal(running.status.conditions.find((c: any) => c.type === t)?.status, 'True', t);
+    assert.deepEqual(
+      running.status.containerStatuses.map((c: any) => [c.name, c.ready, !!c.state.running]),
+      [
+        ['a', true, true],
+        ['b', true, true],
+      ],
+    );
+    assert.equal(running.status.initContainerStatuses[0].state.terminated.reason, 'Completed');
+
+    await pods.delete('p');
+    await waitUntil(
+      async () => {
+        try {
+          await pods.get('p');
+          return false;
+        } catch (err) {
+          return isNotFound(err);
+        }
+      },
+      20_000,
+      'the pod gone',
+    );
+  });
+
+  it('takes its nodes and running pods over after a restart: addresses stay, new pods get free ones', async () => {
+    const pods = client.resource('pods').namespace('default');
+    const runningIP = (name: string) =>
+      waitUntil(
+        async () => {
+          const p: any = await pods.get(name);
+          return p.status?.phase === 'Running' ? (p.status.podIP as string) : undefined;
+        },
+        20_000,
+        `${name} Running`,
+      );
+    await pods.create({
+      metadata: { name: 'q' },
+      spec: { nodeName: 'sim-1', containers: [{ name: 'c', image: 'x' }] },
+    });
+    const q = await runningIP('q');
+    await sim.stop();
+    sim = await startSimulatedNodes(cfg, cfg.simulatedNodes);
+    await pods.create({
+      metadata: { name: 'r' },
+      spec: { nodeName: 'sim-1', containers: [{ name: 'c', image: 'x' }] },
+    });
+    const r = await runningIP('r');
+    assert.notEqual(r, q);
+    assert.equal(await runningIP('q'), q);
+    assert.equal((await client.resource('nodes').list()).items.length, NODES);
+  });
+});
