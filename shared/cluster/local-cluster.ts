@@ -17,7 +17,10 @@ import {
 } from './containerd';
 import { DIST, startExecutable, getWithKubeconfig, waitForHTTP, waitUntil, type Proc } from './process';
 import { writeComponentKubeconfig } from './credentials';
+import { Client } from '../client/client';
+import { loadKubeconfig } from '../client/kubeconfig';
 import { frontProxyFlags } from './front-proxy';
+import { ensureMetricsServerRBAC, METRICS_SERVER_USER } from './metrics-server-rbac';
 import { SupervisedProc, type Restart } from './supervisor';
 
 export type Step = 'apiserver' | 'credentials' | 'controller-manager' | 'images' | 'nodes' | 'ready';
@@ -289,15 +292,21 @@ export class LocalCluster {
     return args;
   }
 
-  /** metrics-server, registered through the aggregation layer as v1beta1.metrics.k8s.io. */
+  /** metrics-server with the RBAC it needs, registered through the aggregation layer as v1beta1.metrics.k8s.io. */
   private async startMetricsServer(timeout: number): Promise<void> {
     const kubeconfig = join(this.dataDir, 'metrics-server', 'kubeconfig');
     await writeComponentKubeconfig({
       certDir: this.certDir,
       server: this.server,
-      subject: { commonName: 'system:metrics-server' },
+      subject: { commonName: METRICS_SERVER_USER },
       kubeconfig,
     });
+    const admin = Client.create(loadKubeconfig(this.kubeconfig), { http2: false });
+    try {
+      await ensureMetricsServerRBAC(admin);
+    } finally {
+      await admin.close();
+    }
     const ms = this.start(
       'metrics-server',
       ['--kubeconfig', kubeconfig, '--secure-port', '0', ...(this.o.metricsServerArgs ?? [])],
