@@ -140,7 +140,7 @@ export async function startNodeAgent(
     : undefined;
   if (!client) log.info('no --kubeconfig: standalone mode, static pods only');
   const broadcaster = client
-    ? new EventBroadcaster(client, { qps: cfg.eventQPS, burst: cfg.eventBurst, clock })
+    ? new EventBroadcaster(client, { qps: cfg.eventQPS, burst: cfg.eventBurst, clock, api: 'v1' })
     : undefined;
   const recorder = broadcaster ? broadcaster.newRecorder('kubelet', cfg.nodeName) : logRecorder;
 

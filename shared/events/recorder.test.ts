@@ -57,6 +57,31 @@ describe('shared/events: event recorder', function () {
     }
   });
 
+  it("writes core/v1 Events as kubelet's record package does, repeats counted", async () => {
+    const b = new EventBroadcaster(client, { qps: -1, api: 'v1' });
+    try {
+      const rec = b.newRecorder('kubelet', 'node-1');
+      rec.eventf(target, null, 'Warning', 'Unhealthy', 'Probe', 'Liveness probe failed: %s', 'exit 1');
+      await b.flush();
+      rec.eventf(target, null, 'Warning', 'Unhealthy', 'Probe', 'Liveness probe failed: %s', 'exit 1');
+      await b.flush();
+      const core = (await client.resource('events').namespace('ev').list()).items.filter(
+        (x: any) => x.reason === 'Unhealthy',
+      );
+      assert.equal(core.length, 1, 'one Event for the repeat');
+      const e: any = core[0];
+      assert.equal(e.message, 'Liveness probe failed: exit 1');
+      assert.deepEqual(e.source, { component: 'kubelet', host: 'node-1' });
+      assert.equal(e.count, 2);
+      assert.equal(e.type, 'Warning');
+      assert.equal(e.involvedObject.uid, target.metadata.uid);
+      assert.match(e.firstTimestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+      assert.ok(e.lastTimestamp >= e.firstTimestamp);
+    } finally {
+      await b.shutdown();
+    }
+  });
+
   it('aggregates repeats into a series: count 2 at once, the rest when the series ends', async () => {
     const clock = new FakeClock(Date.now());
     const b = new EventBroadcaster(client, { qps: -1, clock });

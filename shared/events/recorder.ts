@@ -1,4 +1,6 @@
-// events.k8s.io/v1 Events with client-go's tools/events semantics:
+// events.k8s.io/v1 Events with client-go's tools/events semantics (or, for the
+// node agent, the core/v1 Events kubelet's record package writes, with the
+// same queue and the series kept as count and lastTimestamp):
 // - eventf() never blocks: it builds the Event and queues the write (bounded
 //   queue, dropped with a log line when full), written by a background loop
 //   through a client with its own QPS budget (--event-qps / --event-burst).
@@ -60,6 +62,8 @@ export interface EventBroadcasterOptions {
   maxQueued?: number;
   /** Pause between retries of a write that failed in transport (client-go: 10 s, jittered). */
   retryDelayMs?: number;
+  /** "v1": write core/v1 Events, as kubelet does (its system:node role allows no other). */
+  api?: 'events.k8s.io/v1' | 'v1';
 }
 
 const MAX_NOTE_BYTES = 1024;
@@ -138,6 +142,7 @@ export function truncateNote(note: string): string {
 
 export class EventBroadcaster {
   private readonly events: ResourceClient<EventObject>;
+  private readonly core: boolean;
   private readonly clock: Clock;
   private readonly maxQueued: number;
   private readonly retryDelayMs: number;
@@ -156,7 +161,8 @@ export class EventBroadcaster {
   constructor(client: Client, opts: EventBroadcasterOptions = {}) {
     this.clock = opts.clock ?? realClock;
     const c = client.withOptions({ qps: opts.qps ?? 5, burst: opts.burst ?? 10, clock: this.clock });
-    this.events = c.resource<EventObject>('events.events.k8s.io');
+    this.core = opts.api === 'v1';
+    this.events = c.resource<EventObject>(this.core ? 'events' : 'events.events.k8s.io');
     this.maxQueued = opts.maxQueued ?? 1000;
     this.retryDelayMs = opts.retryDelayMs ?? 10_000;
     this.every(REFRESH_MS, () => this.refreshSeries());
@@ -333,13 +339,12 @@ export class EventBroadcaster {
       let written: EventObject | undefined;
       if (ev.series && e.created) {
         try {
+          const patch = this.core
+            ? { count: ev.series.count, lastTimestamp: seconds(ev.series.lastObservedTime) }
+            : { series: { count: ev.series.count, lastObservedTime: ev.series.lastObservedTime } };
           written = await this.events
             .namespace(ev.metadata.namespace!)
-            .patch(
-              ev.metadata.name!,
-              { series: { count: ev.series.count, lastObservedTime: ev.series.lastObservedTime } },
-              'strategic',
-            );
+            .patch(ev.metadata.name!, patch, 'strategic');
           this.stats.patched++;
         } catch (err) {
           if (!isNotFound(err)) throw err;
@@ -347,7 +352,7 @@ export class EventBroadcaster {
       }
       if (!written) {
         const { resourceVersion: _rv, uid: _uid, ...meta } = ev.metadata;
-        written = await this.events.create({ ...ev, metadata: meta });
+        written = await this.events.create(this.core ? coreEvent(ev, meta) : { ...ev, metadata: meta });
         e.created = true;
         this.stats.created++;
       }
@@ -395,6 +400,32 @@ export class EventBroadcaster {
       } else if (!e.queued) this.cache.delete(key);
     }
   }
+}
+
+/** metav1.Time of a MicroTime string (RFC 3339, whole seconds). */
+const seconds = (micro: string) => micro.replace(/\.\d+Z$/, 'Z');
+
+/** The core/v1 Event kubelet's record package writes for the same occurrence. */
+function coreEvent(ev: EventObject, metadata: KubeObject['metadata']): any {
+  const last = ev.series ? seconds(ev.series.lastObservedTime) : seconds(ev.eventTime);
+  return {
+    apiVersion: 'v1',
+    kind: 'Event',
+    metadata,
+    involvedObject: ev.regarding,
+    ...(ev.related ? { related: ev.related } : {}),
+    reason: ev.reason,
+    message: ev.note,
+    source: { component: ev.reportingController, host: ev.reportingInstance },
+    firstTimestamp: seconds(ev.eventTime),
+    lastTimestamp: last,
+    count: ev.series?.count ?? 1,
+    type: ev.type,
+    eventTime: null,
+    action: ev.action,
+    reportingComponent: ev.reportingController,
+    reportingInstance: ev.reportingInstance,
+  };
 }
 
 /** A recorder that keeps "<type> <reason> <note>" lines, for controller unit tests. */
