@@ -145,7 +145,7 @@ describe('controllers/podautoscaler', function () {
     assert.equal(condition(h, 'AbleToScale').reason, 'SucceededGetScale');
     await env.expectEvent('db', 'FailedComputeMetricsReplicas', (n) =>
       n.startsWith(
-        'failed to compute desired number of replicas based on listed metrics for StatefulSet/default/db: invalid metrics (1 invalid out of 1), first error is: failed to get cpu resource metric value: failed to get cpu utilization: ',
+        'invalid metrics (1 invalid out of 1), first error is: failed to get cpu resource metric value: failed to get cpu utilization: ',
       ),
     );
     assert.equal(
@@ -153,6 +153,26 @@ describe('controllers/podautoscaler', function () {
       2,
     );
     assert.equal(h.status.currentReplicas, 2);
+  });
+
+  it('asks external.metrics.k8s.io for External metrics and reports its absence', async () => {
+    await statefulSet('q', 1);
+    await createHPA('q', { apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'q' }, 1, 5, [
+      {
+        type: 'External',
+        external: {
+          metric: { name: 'queue_depth', selector: { matchLabels: { queue: 'jobs' } } },
+          target: { type: 'Value', value: '10' },
+        },
+      },
+    ]);
+    const h = await waitCondition('q', 'ScalingActive', 'FailedGetExternalMetric');
+    const prefix =
+      'unable to get external metric default/queue_depth/&LabelSelector{MatchLabels:map[string]string{queue: jobs,},MatchExpressions:[]LabelSelectorRequirement{},}: unable to fetch metrics from external metrics API: ';
+    const c = condition(h, 'ScalingActive');
+    assert.ok(c.message.startsWith(`the HPA was unable to compute the replica count: ${prefix}`), c.message);
+    assert.match(c.message, /the server could not find the requested resource/);
+    await env.expectEvent('q', 'FailedGetExternalMetric', (n) => n.startsWith(prefix));
   });
 
   it('leaves a target scaled to zero alone (ScalingDisabled)', async () => {

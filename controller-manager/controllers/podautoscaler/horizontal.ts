@@ -38,6 +38,13 @@ const POD_METRICS: ResourceSpec = {
   kind: 'PodMetrics',
 };
 
+const EXTERNAL_METRICS = {
+  group: 'external.metrics.k8s.io',
+  version: 'v1beta1',
+  namespaced: true,
+  kind: 'ExternalMetricValue',
+};
+
 type ConditionType = 'AbleToScale' | 'ScalingActive' | 'ScalingLimited';
 
 export interface HPAControllerOptions {
@@ -87,6 +94,13 @@ export class HorizontalController {
       podMetrics: async (ns, selector) =>
         (await metrics.namespace(ns).list({ labelSelector: selector, signal: ctx.signal })).items,
       pods: (ns, selector) => pods.namespace(ns).list(parseLabelSelector(selector)),
+      externalMetrics: async (ns, metric, selector) =>
+        (
+          await ctx.client
+            .resource({ ...EXTERNAL_METRICS, resource: metric })
+            .namespace(ns)
+            .list({ labelSelector: selector, signal: ctx.signal })
+        ).items,
     };
   }
 
@@ -219,7 +233,7 @@ export class HorizontalController {
           'Warning',
           'FailedComputeMetricsReplicas',
           'ComputeMetricsReplicas',
-          `failed to compute desired number of replicas based on listed metrics for ${reference}: ${computed.error}`,
+          computed.error,
         );
         throw new ReconcileError(
           `failed to compute desired number of replicas based on listed metrics for ${reference}: ${computed.error}`,
@@ -326,6 +340,7 @@ export class HorizontalController {
     }
     const specs: any[] = hpa.spec.metrics ?? [];
     const specReplicas: number = scale.spec?.replicas ?? 0;
+    const statusReplicas: number = scale.status?.replicas ?? 0;
     const statuses: any[] = specs.map(() => ({ type: '' }));
     let replicas = 0;
     let metricName = '';
@@ -339,6 +354,7 @@ export class HorizontalController {
           hpa,
           specs[i],
           specReplicas,
+          statusReplicas,
           selector,
         );
         statuses[i] = p.status;

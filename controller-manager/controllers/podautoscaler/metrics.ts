@@ -2,10 +2,12 @@
 // (kube's computeReplicasForMetric). Resource and ContainerResource metrics
 // are read from the resource metrics API (metrics.k8s.io PodMetrics, served
 // through the aggregation layer); Pods, Object and External metrics need the
-// custom and external metrics APIs, which tkube does not have, so they fail
-// with the errors and conditions Kubernetes reports when those are missing.
+// custom metrics API, which tkube does not have, so they fail with the errors
+// and conditions Kubernetes reports when it is missing; External metrics are
+// asked of external.metrics.k8s.io (an extension server may serve it).
 import type { KubeObject } from '../../../shared/client';
 import { formatQuantity } from '../../../shared/api/validation/quantity';
+import { selectorFromObject } from '../../../shared/api/labels';
 import { errMessage } from '../util/base';
 import { milli, podMetricsInfo, type ReplicaCalculator, type ResourceReplicas } from './replica-calculator';
 
@@ -33,14 +35,14 @@ export interface MetricSources {
   /** PodMetrics items of the namespace matching the selector (throws like the API). */
   podMetrics(namespace: string, selector: string): Promise<KubeObject[]>;
   pods(namespace: string, selector: string): KubeObject[];
+  /** ExternalMetricValue items of external.metrics.k8s.io for the metric (throws like the API). */
+  externalMetrics(namespace: string, metric: string, selector: string): Promise<KubeObject[]>;
 }
 
 const milliQuantity = (v: number) => formatQuantity({ mant: BigInt(v), exp: -3, format: 'DecimalSI' });
 
 const NO_CUSTOM =
   'unable to fetch metrics from custom metrics API: no custom metrics API (custom.metrics.k8s.io) registered';
-const NO_EXTERNAL =
-  'unable to fetch metrics from external metrics API: no external metrics API (external.metrics.k8s.io) registered';
 
 /** Go's %+v of a *metav1.LabelSelector (its generated String()). */
 function goSelectorString(sel: any): string {
@@ -64,6 +66,7 @@ export async function computeReplicasForMetric(
   hpa: KubeObject,
   spec: any,
   specReplicas: number,
+  statusReplicas: number,
   selector: string,
 ): Promise<MetricProposal> {
   const ns = hpa.metadata.namespace!;
@@ -80,7 +83,7 @@ export async function computeReplicasForMetric(
         const reason = container ? 'FailedGetContainerResourceMetric' : 'FailedGetResourceMetric';
         const inner = errMessage(err);
         const outer = container
-          ? `failed to get ${name} container metric value: ${inner}`
+          ? `failed to get ${source?.container} container metric value: ${inner}`
           : `failed to get ${name} resource metric value: ${inner}`;
         throw new MetricError(outer, reason, inner);
       }
@@ -103,24 +106,110 @@ export async function computeReplicasForMetric(
     }
     case 'Object': {
       const o = spec.object ?? {};
-      // Kubernetes' own argument order in this message.
-      const inner = `unable to get metric ${o.metric?.name}: ${o.describedObject?.kind} on ${ns} ${o.describedObject?.name}/${NO_CUSTOM}`;
-      throw new MetricError(`failed to get object metric value: ${inner}`, 'FailedGetObjectMetric', inner);
+      const target = o.target ?? {};
+      let inner: string;
+      let middle: string;
+      if (target.type === 'Value' && target.value !== undefined) {
+        // Kubernetes' own argument order in this message.
+        inner = `unable to get metric ${o.metric?.name}: ${o.describedObject?.kind} on ${ns} ${o.describedObject?.name}/${NO_CUSTOM}`;
+        middle = inner;
+      } else if (target.type === 'AverageValue' && target.averageValue !== undefined) {
+        inner = `unable to get metric ${o.metric?.name}: ${o.describedObject?.kind} on ${ns} ${o.describedObject?.name}/${NO_CUSTOM}`;
+        middle = `failed to get ${o.metric?.name} object metric: ${inner}`;
+      } else {
+        inner = middle =
+          'invalid object metric source: neither a value target nor an average value target was set';
+      }
+      throw new MetricError(`failed to get object metric value: ${middle}`, 'FailedGetObjectMetric', inner);
     }
-    case 'External': {
-      const m = spec.external?.metric ?? {};
-      const inner = `unable to get external metric ${ns}/${m.name}/${goSelectorString(m.selector)}: ${NO_EXTERNAL}`;
-      throw new MetricError(
-        `failed to get ${m.name} external metric value: ${inner}`,
-        'FailedGetExternalMetric',
-        inner,
-      );
-    }
+    case 'External':
+      return externalProposal(calc, src, hpa, spec, specReplicas, statusReplicas, selector);
     default: {
       const inner = `unknown metric source type "${spec.type ?? ''}"`;
       throw new MetricError(inner, 'InvalidMetricSourceType', inner);
     }
   }
+}
+
+/** External metrics: whatever external.metrics.k8s.io serves (through the aggregation layer), if anything. */
+async function externalProposal(
+  calc: ReplicaCalculator,
+  src: MetricSources,
+  hpa: KubeObject,
+  spec: any,
+  specReplicas: number,
+  statusReplicas: number,
+  selector: string,
+): Promise<MetricProposal> {
+  const ns = hpa.metadata.namespace!;
+  const m = spec.external?.metric ?? {};
+  const target = spec.external?.target ?? {};
+  const name: string = m.name;
+  const metricName = `external metric ${name}(${goSelectorString(m.selector)})`;
+  const outer = (middle: string) => `failed to get ${name} external metric value: ${middle}`;
+  const perPod = target.averageValue !== undefined && target.averageValue !== null;
+  if (!perPod && (target.value === undefined || target.value === null)) {
+    const inner =
+      'invalid external metric source: neither a value target nor an average value target was set';
+    throw new MetricError(outer(inner), 'FailedGetExternalMetric', inner);
+  }
+  let values: number[];
+  let timestamp: number;
+  try {
+    let items: KubeObject[];
+    try {
+      items = await src.externalMetrics(ns, name, selectorString(m.selector));
+    } catch (err) {
+      throw new Error(`unable to fetch metrics from external metrics API: ${errMessage(err)}`, {
+        cause: err,
+      });
+    }
+    if (items.length === 0) throw new Error('no metrics returned from external metrics API');
+    values = items.map((i: any) => milli(i.value));
+    timestamp = Date.parse(items[0].timestamp);
+  } catch (err) {
+    const inner = `unable to get external metric ${ns}/${name}/${goSelectorString(m.selector)}: ${errMessage(err)}`;
+    const middle = perPod
+      ? `failed to get ${name} external metric: ${inner}`
+      : `failed to get external metric ${name}: ${inner}`;
+    throw new MetricError(outer(middle), 'FailedGetExternalMetric', inner);
+  }
+  const usage = values.reduce((a, b) => a + b, 0);
+  const identifier = { name, ...(m.selector ? { selector: m.selector } : {}) };
+  if (perPod) {
+    const r = calc.externalPerPodReplicas(statusReplicas, milli(target.averageValue), usage);
+    return {
+      replicas: r.replicas,
+      metricName,
+      timestamp,
+      status: {
+        type: 'External',
+        external: { metric: identifier, current: { averageValue: milliQuantity(r.usage) } },
+      },
+    };
+  }
+  let replicas: number;
+  try {
+    replicas = calc.usageRatioReplicas(specReplicas, usage / milli(target.value), src.pods(ns, selector));
+  } catch (err) {
+    const inner = errMessage(err);
+    throw new MetricError(
+      outer(`failed to get external metric ${name}: ${inner}`),
+      'FailedGetExternalMetric',
+      inner,
+    );
+  }
+  return {
+    replicas,
+    metricName,
+    timestamp,
+    status: { type: 'External', external: { metric: identifier, current: { value: milliQuantity(usage) } } },
+  };
+}
+
+/** A metav1.LabelSelector as the selector string of a list request. */
+function selectorString(sel: any): string {
+  return selectorFromObject(sel)?.toString() ?? '';
 }
 
 async function resourceProposal(

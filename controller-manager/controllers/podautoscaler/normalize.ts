@@ -265,7 +265,7 @@ export class Normalizer {
     const cutoff = this.now() - longest * 1000;
     for (const e of events) if (e.at < cutoff) e.outdated = true;
     const entry = { change: Math.abs(next - prev), at: this.now(), outdated: false };
-    const i = events.findIndex((e) => e.outdated);
+    const i = events.map((e) => e.outdated).lastIndexOf(true);
     if (i >= 0) events[i] = entry;
     else events.push(entry);
     store.set(key, events);

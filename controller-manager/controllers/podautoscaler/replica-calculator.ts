@@ -243,6 +243,32 @@ export class ReplicaCalculator {
     return { replicas, utilization: 0, rawAverage: first.usage, timestamp };
   }
 
+  /** kube's getUsageRatioReplicaCount: a ratio of a metric not per pod, times the ready pods. */
+  usageRatioReplicas(currentReplicas: number, ratio: number, pods: KubeObject[]): number {
+    if (currentReplicas === 0) return Math.ceil(ratio);
+    if (withinTolerance(ratio, this.o.tolerance)) return currentReplicas;
+    if (pods.length === 0)
+      throw new Error(
+        'unable to calculate ready pods: no pods returned by selector while calculating replica count',
+      );
+    const ready = pods.filter(
+      (p) => p.status?.phase === 'Running' && readyCondition(p)?.status === 'True',
+    ).length;
+    return Math.ceil(ratio * ready);
+  }
+
+  /** kube's GetExternalPerPodMetricReplicas: the total over the target per pod. */
+  externalPerPodReplicas(
+    statusReplicas: number,
+    targetPerPod: number,
+    usage: number,
+  ): { replicas: number; usage: number } {
+    let replicas = statusReplicas;
+    const ratio = usage / (targetPerPod * statusReplicas);
+    if (!withinTolerance(ratio, this.o.tolerance)) replicas = Math.ceil(usage / targetPerPod);
+    return { replicas, usage: Math.ceil(usage / statusReplicas) };
+  }
+
   private prepare(pods: KubeObject[], metrics: PodMetricsInfo, resource: string): PodGroups {
     const g = groupPods(pods, metrics, resource, this.o);
     for (const name of [...g.ignored, ...g.unready]) metrics.delete(name);
