@@ -70,6 +70,7 @@ export async function computeReplicasForMetric(
   selector: string,
 ): Promise<MetricProposal> {
   const ns = hpa.metadata.namespace!;
+  calc = calc.forHPA(hpa);
   switch (spec.type) {
     case 'Resource':
     case 'ContainerResource': {

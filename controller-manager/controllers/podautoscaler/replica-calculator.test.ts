@@ -192,4 +192,62 @@ describe('podautoscaler: replica calculator', () => {
       /failed to get resource cpu for container x in pod ns\/b/,
     );
   });
+
+  it('takes spec.behavior tolerances per direction', () => {
+    const pods = [pod('a'), pod('b')];
+    const hpa = {
+      metadata: {},
+      spec: { behavior: { scaleUp: { tolerance: '0.5' }, scaleDown: { tolerance: '0' } } },
+    };
+    const c = calc.forHPA(hpa as KubeObject);
+    // 60% of a 50% target: ratio 1.2 — beyond the flag's 0.1, within the HPA's 0.5 up
+    assert.equal(calc.resourceReplicas(2, 50, 'cpu', '', samples({ a: 600, b: 600 }), pods, NOW).replicas, 3);
+    assert.equal(c.resourceReplicas(2, 50, 'cpu', '', samples({ a: 600, b: 600 }), pods, NOW).replicas, 2);
+    // 47.5%: ratio 0.95 — within the flag's tolerance, not within a scale-down tolerance of 0
+    const four = [pod('a'), pod('b'), pod('c'), pod('d')];
+    const m = { a: 475, b: 475, c: 475, d: 475 };
+    assert.equal(calc.resourceReplicas(4, 50, 'cpu', '', samples(m), four, NOW).replicas, 4);
+    assert.equal(c.resourceReplicas(4, 50, 'cpu', '', samples(m), four, NOW).replicas, 4); // ceil(0.94 × 4)
+    assert.equal(
+      c.resourceReplicas(
+        20,
+        50,
+        'cpu',
+        '',
+        samples(Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`p${i}`, 475]))),
+        Array.from({ length: 20 }, (_, i) => pod(`p${i}`)),
+        NOW,
+      ).replicas,
+      19,
+    );
+  });
+
+  it('uses pod-level requests when set, and a named container otherwise', () => {
+    const p = {
+      ...pod('a'),
+      spec: {
+        resources: { requests: { cpu: '2' } },
+        containers: [{ name: 'c', resources: { requests: { cpu: '1' } } }],
+      },
+    };
+    assert.equal(util(1, 50, [p], { a: 1000 }).utilization, 50);
+    assert.equal(calc.resourceReplicas(1, 50, 'cpu', 'c', samples({ a: 1000 }), [p], NOW).utilization, 100);
+    assert.throws(
+      () => calc.resourceReplicas(1, 50, 'cpu', 'x', samples({ a: 1000 }), [p], NOW),
+      /^Error: container x not found in Pod a$/,
+    );
+    assert.throws(
+      () => calc.resourceReplicas(1, 50, 'memory', '', samples({ a: 1000 }), [p], NOW),
+      /^Error: missing pod-level request for memory in Pod a$/,
+    );
+  });
+
+  it('computes External targets: total value over ready pods, or per pod', () => {
+    const pods = [pod('a'), pod('b'), pod('c', { ready: false })];
+    assert.equal(calc.usageRatioReplicas(3, 3, pods), 6); // ratio 3 × 2 ready pods
+    assert.equal(calc.usageRatioReplicas(3, 1.05, pods), 3);
+    assert.equal(calc.usageRatioReplicas(0, 2.5, []), 3);
+    assert.deepEqual(calc.externalPerPodReplicas(2, 1000, 5000), { replicas: 5, usage: 2500 });
+    assert.deepEqual(calc.externalPerPodReplicas(5, 1000, 5200), { replicas: 5, usage: 1040 });
+  });
 });

@@ -143,23 +143,39 @@ export function groupPods(
   return g;
 }
 
-/** Per pod, the sum of the requests of `resource` of its containers (and restartable init containers). */
+/**
+ * Per pod, its request of `resource`: the pod-level request (spec.resources) when the pod
+ * has one and no container is named, else the sum over its containers (and restartable
+ * init containers), or the named container's.
+ */
 export function podRequests(pods: KubeObject[], container: string, resource: string): Map<string, number> {
   const out = new Map<string, number>();
   for (const pod of pods) {
+    const name = pod.metadata.name!;
+    const podLevel = pod.spec?.resources?.requests;
+    if (!container && podLevel && Object.keys(podLevel).length > 0) {
+      if (podLevel[resource] === undefined)
+        throw new Error(`missing pod-level request for ${resource} in Pod ${name}`);
+      out.set(name, milli(podLevel[resource]));
+      continue;
+    }
     const containers: any[] = [
       ...(pod.spec?.containers ?? []),
       ...(pod.spec?.initContainers ?? []).filter((c: any) => c.restartPolicy === 'Always'),
     ];
     let sum = 0;
+    let found = false;
     for (const c of containers) {
       if (container && c.name !== container) continue;
       const r = c.resources?.requests?.[resource];
       if (r === undefined)
-        throw new Error(`missing request for ${resource} in container ${c.name} of Pod ${pod.metadata.name}`);
+        throw new Error(`missing request for ${resource} in container ${c.name} of Pod ${name}`);
       sum += milli(r);
+      found = true;
+      if (container) break; // container names are unique in a pod
     }
-    out.set(pod.metadata.name!, sum);
+    if (container && !found) throw new Error(`container ${container} not found in Pod ${name}`);
+    out.set(name, sum);
   }
   return out;
 }
@@ -192,10 +208,39 @@ function usageRatio(metrics: PodMetricsInfo, targetUsage: number): { ratio: numb
   return { ratio: usage / targetUsage, usage };
 }
 
-const withinTolerance = (ratio: number, tolerance: number) => Math.abs(1 - ratio) <= tolerance;
+/** How far below and above 1 the usage ratio may be before scaling. */
+export interface Tolerances {
+  scaleDown: number;
+  scaleUp: number;
+}
 
 export class ReplicaCalculator {
-  constructor(private readonly o: CalculatorOptions) {}
+  private readonly t: Tolerances;
+
+  constructor(
+    private readonly o: CalculatorOptions,
+    tolerances?: Tolerances,
+  ) {
+    this.t = tolerances ?? { scaleDown: o.tolerance, scaleUp: o.tolerance };
+  }
+
+  /**
+   * The calculator for one HPA: spec.behavior.scaleDown/scaleUp.tolerance where set
+   * (HPAConfigurableTolerance), else --horizontal-pod-autoscaler-tolerance.
+   */
+  forHPA(hpa: KubeObject): ReplicaCalculator {
+    const b = hpa.spec?.behavior;
+    const q = (v: unknown, dflt: number) => (v === undefined || v === null ? dflt : milli(v) / 1000);
+    return new ReplicaCalculator(this.o, {
+      scaleDown: q(b?.scaleDown?.tolerance, this.o.tolerance),
+      scaleUp: q(b?.scaleUp?.tolerance, this.o.tolerance),
+    });
+  }
+
+  /** The ratio is close enough to 1 to leave the count alone. */
+  private within(ratio: number): boolean {
+    return 1 - this.t.scaleDown <= ratio && ratio <= 1 + this.t.scaleUp;
+  }
 
   /** Replicas for a Utilization target (percent of the pods' requests). */
   resourceReplicas(
@@ -246,7 +291,7 @@ export class ReplicaCalculator {
   /** kube's getUsageRatioReplicaCount: a ratio of a metric not per pod, times the ready pods. */
   usageRatioReplicas(currentReplicas: number, ratio: number, pods: KubeObject[]): number {
     if (currentReplicas === 0) return Math.ceil(ratio);
-    if (withinTolerance(ratio, this.o.tolerance)) return currentReplicas;
+    if (this.within(ratio)) return currentReplicas;
     if (pods.length === 0)
       throw new Error(
         'unable to calculate ready pods: no pods returned by selector while calculating replica count',
@@ -265,7 +310,7 @@ export class ReplicaCalculator {
   ): { replicas: number; usage: number } {
     let replicas = statusReplicas;
     const ratio = usage / (targetPerPod * statusReplicas);
-    if (!withinTolerance(ratio, this.o.tolerance)) replicas = Math.ceil(usage / targetPerPod);
+    if (!this.within(ratio)) replicas = Math.ceil(usage / targetPerPod);
     return { replicas, usage: Math.ceil(usage / statusReplicas) };
   }
 
@@ -285,10 +330,9 @@ export class ReplicaCalculator {
     metrics: PodMetricsInfo,
     f: { missingDown(pod: string): number; ratio(): number },
   ): number {
-    const tolerance = this.o.tolerance;
     const scaleUpWithUnready = g.unready.size > 0 && ratio > 1;
     if (!scaleUpWithUnready && g.missing.size === 0) {
-      if (withinTolerance(ratio, tolerance)) return currentReplicas;
+      if (this.within(ratio)) return currentReplicas;
       return Math.ceil(ratio * g.readyPodCount);
     }
     const assumed = (value: number): PodMetric => ({ timestamp: 0, windowMs: 0, value });
@@ -296,7 +340,7 @@ export class ReplicaCalculator {
     else if (ratio > 1) for (const pod of g.missing) metrics.set(pod, assumed(0));
     if (scaleUpWithUnready) for (const pod of g.unready) metrics.set(pod, assumed(0));
     const newRatio = f.ratio();
-    if (withinTolerance(newRatio, tolerance) || (ratio < 1 && newRatio > 1) || (ratio > 1 && newRatio < 1))
+    if (this.within(newRatio) || (ratio < 1 && newRatio > 1) || (ratio > 1 && newRatio < 1))
       return currentReplicas;
     const replicas = Math.ceil(newRatio * metrics.size);
     if ((newRatio < 1 && replicas > currentReplicas) || (newRatio > 1 && replicas < currentReplicas))
