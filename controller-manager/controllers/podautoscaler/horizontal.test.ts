@@ -175,6 +175,32 @@ describe('controllers/podautoscaler', function () {
     await env.expectEvent('q', 'FailedGetExternalMetric', (n) => n.startsWith(prefix));
   });
 
+  it('refuses to scale pods that two HPAs select (AmbiguousSelector)', async () => {
+    await statefulSet('amb', 1);
+    await env.client
+      .resource('pods')
+      .namespace('default')
+      .create({
+        metadata: { name: 'amb-0', labels: { app: 'amb' } },
+        spec: { containers: [{ name: 'c', image: 'i' }] },
+      });
+    const target = { apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'amb' };
+    await createHPA('amb-a', target, 1, 5);
+    await createHPA('amb-b', target, 1, 5);
+    for (const name of ['amb-a', 'amb-b']) {
+      const h = await waitCondition(name, 'ScalingActive', 'AmbiguousSelector');
+      assert.equal(
+        condition(h, 'ScalingActive').message,
+        'pods by selector app=amb are controlled by multiple HPAs: [default/amb-a default/amb-b]',
+      );
+    }
+    await hpas().delete('amb-b');
+    await waitFor('amb-a to leave AmbiguousSelector', async () => {
+      const h = await hpas().get('amb-a');
+      return condition(h, 'ScalingActive')?.reason !== 'AmbiguousSelector';
+    });
+  });
+
   it('leaves a target scaled to zero alone (ScalingDisabled)', async () => {
     await statefulSet('idle', 0);
     await createHPA('idle', { apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'idle' }, 1, 5);

@@ -6,7 +6,7 @@
 // with Kubernetes' reasons and messages.
 import type { ControllerContext, ControllerDescriptor, EventRecorderLike } from '../../controller';
 import { isNotFound, type KubeObject, type ResourceSpec } from '../../../shared/client';
-import { parseLabelSelector } from '../../../shared/api/labels';
+import { parseLabelSelector, type LabelSelector } from '../../../shared/api/labels';
 import { runWorkers } from '../../../shared/informers';
 import { cachesSynced, go, queueFor } from '../../app/controller-util';
 import {
@@ -330,13 +330,20 @@ export class HorizontalController {
       );
       return { replicas: -1, metricName: '', statuses: [], error: msg };
     }
+    let parsed: LabelSelector;
     try {
-      parseLabelSelector(selector);
+      parsed = parseLabelSelector(selector);
     } catch (err) {
       const msg = `couldn't convert selector into a corresponding internal selector object: ${errMessage(err)}`;
       this.recorder.event(hpa, 'Warning', 'InvalidSelector', 'ComputeMetricsReplicas', msg);
       this.setCondition(hpa, 'ScalingActive', 'False', 'InvalidSelector', msg);
       return { replicas: -1, metricName: '', statuses: [], error: msg };
+    }
+    const ambiguous = this.ambiguousSelector(hpa, selector, parsed);
+    if (ambiguous) {
+      this.recorder.event(hpa, 'Warning', 'AmbiguousSelector', 'ComputeMetricsReplicas', ambiguous);
+      this.setCondition(hpa, 'ScalingActive', 'False', 'AmbiguousSelector', ambiguous);
+      return { replicas: -1, metricName: '', statuses: [], error: ambiguous };
     }
     const specs: any[] = hpa.spec.metrics ?? [];
     const specReplicas: number = scale.spec?.replicas ?? 0;
@@ -395,6 +402,27 @@ export class HorizontalController {
       `the HPA was able to successfully calculate a replica count from ${metricName}`,
     );
     return { replicas, metricName, statuses, error };
+  }
+
+  /** Remembers the target selector of each HPA, to find pods that several HPAs would scale. */
+  private readonly selectors = new Map<string, LabelSelector>();
+
+  forgetSelector(key: string): void {
+    this.selectors.delete(key);
+  }
+
+  /** kube's check that the target's pods are controlled by this HPA alone; the error message or undefined. */
+  private ambiguousSelector(hpa: KubeObject, selector: string, parsed: LabelSelector): string | undefined {
+    const ns = hpa.metadata.namespace!;
+    this.selectors.set(keyOf(hpa), parsed);
+    const pods = this.sources.pods(ns, selector);
+    const controlling = new Set<string>();
+    for (const [key, sel] of this.selectors) {
+      if (!key.startsWith(`${ns}/`)) continue;
+      if (pods.some((p) => sel.matches(p.metadata.labels))) controlling.add(key);
+    }
+    if (controlling.size <= 1) return undefined;
+    return `pods by selector ${selector} are controlled by multiple HPAs: [${[...controlling].sort().join(' ')}]`;
   }
 
   private setStatus(
@@ -456,6 +484,7 @@ export function startHorizontalPodAutoscalerController(ctx: ControllerContext): 
         const key = keyOf(unwrap(obj));
         queue.forget(key);
         controller.normalizer.forget(key);
+        controller.forgetSelector(key);
       },
     },
     o.syncPeriodMs,
@@ -465,6 +494,7 @@ export function startHorizontalPodAutoscalerController(ctx: ControllerContext): 
     const hpa = hpas.lister().get(key);
     if (!hpa) {
       controller.normalizer.forget(key);
+      controller.forgetSelector(key);
       return;
     }
     try {
