@@ -131,7 +131,7 @@ export class HorizontalController {
     const ref = hpa.spec.scaleTargetRef ?? {};
     const apiVersion: string = ref.apiVersion ?? '';
     const parts = apiVersion.split('/');
-    if (parts.length > 2 || (parts.length === 2 && (!parts[0] || !parts[1])))
+    if (parts.length > 2)
       throw new TargetError(
         `unexpected GroupVersion string: ${apiVersion}`,
         `invalid API version in scale target reference`,
