@@ -42,7 +42,10 @@ describe('horizontal pod autoscaler', function () {
     cluster = await startCluster({
       nodes: 1,
       metricsServerArgs: ['--metric-resolution=2s'],
-      controllerManagerArgs: ['--horizontal-pod-autoscaler-sync-period=1s'],
+      controllerManagerArgs: [
+        '--horizontal-pod-autoscaler-sync-period=1s',
+        '--horizontal-pod-autoscaler-downscale-stabilization=5s',
+      ],
     });
   });
   after(async () => {
@@ -108,6 +111,31 @@ describe('horizontal pod autoscaler', function () {
       ),
       JSON.stringify(events.items.map((e: any) => e.message)),
     );
+  });
+
+  it('scales back down to minReplicas when the load drops, after the downscale stabilization', async () => {
+    const patch = { spec: { template: { metadata: { annotations: { 'tkube.io/fake-cpu': '20m' } } } } };
+    const r = await k('patch', 'deployment', 'web', '--type=merge', '-p', JSON.stringify(patch));
+    assert.equal(r.code, 0, r.stderr);
+    await waitUntil(
+      async () => (await json('get', 'deployment', 'web')).spec.replicas === 1,
+      150_000,
+      'the HPA to scale web back to 1 replica',
+    );
+    const events = await json(
+      'get',
+      'events',
+      '--field-selector',
+      'involvedObject.name=web,reason=SuccessfulRescale',
+    );
+    assert.ok(
+      events.items.some((e: any) => e.message === 'New size: 1; reason: All metrics below target'),
+      JSON.stringify(events.items.map((e: any) => e.message)),
+    );
+    const hpa = await json('get', 'hpa.v2.autoscaling', 'web');
+    const limited = hpa.status.conditions.find((c: any) => c.type === 'ScalingLimited');
+    // 10% of the request: one pod is what the metric asks for.
+    assert.deepEqual([limited.status, limited.reason], ['False', 'DesiredWithinRange']);
   });
 
   it('reports a Pods metric as not computable, since there is no custom metrics API', async () => {
