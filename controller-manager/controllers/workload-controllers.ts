@@ -13,7 +13,7 @@ import { endpointSliceController } from './endpointslice/endpointslice';
 import { resourceQuotaController } from './resourcequota/resourcequota';
 import { disruptionController } from './disruption/disruption';
 import { schedulerController } from './scheduler/scheduler';
-import { horizontalPodAutoscalerController } from './podautoscaler/horizontal';
+import { horizontalPodAutoscalerController } from './podautoscaler/podautoscaler';
 
 export const workloadControllers: ControllerDescriptor[] = [
   replicaSetController, // --concurrent-replicaset-syncs (concurrentReplicasetSyncs, 5)

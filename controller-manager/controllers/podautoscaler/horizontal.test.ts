@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import type { KubeObject } from '../../../shared/client';
 import { TestEnv, waitFor } from '../testing';
-import { horizontalPodAutoscalerController } from './horizontal';
+import { horizontalPodAutoscalerController } from './podautoscaler';
 
 const HPA = { group: 'autoscaling', version: 'v2', resource: 'horizontalpodautoscalers', namespaced: true };
 const WIDGETS = {

@@ -4,26 +4,16 @@
 // (the highest proposal wins), stabilizes and limits it (normalize.ts),
 // writes it back through /scale and reports status, conditions and events
 // with Kubernetes' reasons and messages.
-import type { ControllerContext, ControllerDescriptor, EventRecorderLike } from '../../controller';
+import type { ControllerContext, EventRecorderLike } from '../../controller';
 import { isNotFound, type KubeObject, type ResourceSpec } from '../../../shared/client';
 import { parseLabelSelector, type LabelSelector } from '../../../shared/api/labels';
-import { runWorkers } from '../../../shared/informers';
-import { cachesSynced, go, queueFor } from '../../app/controller-util';
-import {
-  durationOption,
-  errMessage,
-  intOption,
-  jsonEqual,
-  keyOf,
-  rfc3339,
-  splitKey,
-  unwrap,
-} from '../util/base';
+import { errMessage, jsonEqual, keyOf, rfc3339 } from '../util/base';
+import type { HPAControllerOptions } from './podautoscaler';
 import { ReplicaCalculator } from './replica-calculator';
 import { Normalizer, type ConditionUpdate } from './normalize';
 import { computeReplicasForMetric, MetricError, type MetricSources } from './metrics';
 
-const HPA: ResourceSpec = {
+export const HPA_RESOURCE: ResourceSpec = {
   group: 'autoscaling',
   version: 'v2',
   resource: 'horizontalpodautoscalers',
@@ -46,26 +36,6 @@ const EXTERNAL_METRICS = {
 };
 
 type ConditionType = 'AbleToScale' | 'ScalingActive' | 'ScalingLimited';
-
-export interface HPAControllerOptions {
-  syncPeriodMs: number;
-  downscaleStabilizationMs: number;
-  tolerance: number;
-  cpuInitializationPeriodMs: number;
-  initialReadinessDelayMs: number;
-}
-
-export function hpaOptions(ctx: ControllerContext): HPAControllerOptions {
-  const tol = Number(ctx.options?.horizontalPodAutoscalerTolerance);
-  return {
-    syncPeriodMs: durationOption(ctx, 'horizontalPodAutoscalerSyncPeriod', 15_000),
-    downscaleStabilizationMs: durationOption(ctx, 'horizontalPodAutoscalerDownscaleStabilization', 300_000),
-    tolerance:
-      Number.isFinite(tol) && ctx.options?.horizontalPodAutoscalerTolerance !== undefined ? tol : 0.1,
-    cpuInitializationPeriodMs: durationOption(ctx, 'horizontalPodAutoscalerCpuInitializationPeriod', 300_000),
-    initialReadinessDelayMs: durationOption(ctx, 'horizontalPodAutoscalerInitialReadinessDelay', 30_000),
-  };
-}
 
 /** Thrown to stop a reconcile after the status was written (the error is only logged and retried). */
 class ReconcileError extends Error {}
@@ -407,7 +377,9 @@ export class HorizontalController {
   /** Remembers the target selector of each HPA, to find pods that several HPAs would scale. */
   private readonly selectors = new Map<string, LabelSelector>();
 
-  forgetSelector(key: string): void {
+  /** Drops what is remembered about a deleted HPA. */
+  forget(key: string): void {
+    this.normalizer.forget(key);
     this.selectors.delete(key);
   }
 
@@ -449,7 +421,7 @@ export class HorizontalController {
   private async updateStatusIfNeeded(original: any, hpa: KubeObject): Promise<void> {
     if (jsonEqual(original, hpa.status)) return;
     try {
-      await this.ctx.client.resource(HPA).namespace(hpa.metadata.namespace!).updateStatus(hpa);
+      await this.ctx.client.resource(HPA_RESOURCE).namespace(hpa.metadata.namespace!).updateStatus(hpa);
     } catch (err) {
       if (isNotFound(err)) return;
       this.recorder.event(hpa, 'Warning', 'FailedUpdateStatus', 'UpdateStatus', errMessage(err));
@@ -467,58 +439,3 @@ class TargetError extends Error {
     super(message);
   }
 }
-
-export function startHorizontalPodAutoscalerController(ctx: ControllerContext): void {
-  const o = hpaOptions(ctx);
-  const hpas = ctx.informers.forResource(HPA);
-  const pods = ctx.informers.forResource('pods');
-  const controller = new HorizontalController(ctx, o, pods.lister());
-  const queue = queueFor<string>(ctx, 'horizontalpodautoscaler');
-  // kube's fixed-interval rate limiter: every HPA is looked at once per sync period.
-  const enqueue = (hpa: KubeObject) => queue.addAfter(keyOf(hpa), o.syncPeriodMs);
-  hpas.addEventHandler(
-    {
-      onAdd: enqueue,
-      onUpdate: (_old, hpa) => enqueue(hpa),
-      onDelete: (obj) => {
-        const key = keyOf(unwrap(obj));
-        queue.forget(key);
-        controller.normalizer.forget(key);
-        controller.forgetSelector(key);
-      },
-    },
-    o.syncPeriodMs,
-  );
-
-  const sync = async (key: string): Promise<void> => {
-    const hpa = hpas.lister().get(key);
-    if (!hpa) {
-      controller.normalizer.forget(key);
-      controller.forgetSelector(key);
-      return;
-    }
-    try {
-      await controller.sync(key, hpa);
-    } catch (err) {
-      if (ctx.signal.aborted) return;
-      const [ns, name] = splitKey(key);
-      ctx.log.v(2)?.info('failed to reconcile HPA', { namespace: ns, name, err: errMessage(err) });
-    } finally {
-      if (hpas.lister().get(key)) queue.addAfter(key, o.syncPeriodMs);
-    }
-  };
-
-  go(ctx, 'horizontal-pod-autoscaler controller', async () => {
-    if (!(await cachesSynced(ctx, 'HPA', hpas, pods))) return;
-    await runWorkers(queue, sync, {
-      workers: intOption(ctx, 'concurrentHorizontalPodAutoscalerSyncs', 5),
-      signal: ctx.signal,
-    });
-  });
-}
-
-export const horizontalPodAutoscalerController: ControllerDescriptor = {
-  name: 'horizontalpodautoscaling',
-  aliases: ['horizontal-pod-autoscaler-controller'],
-  start: startHorizontalPodAutoscalerController,
-};
