@@ -13,6 +13,7 @@ import { endpointSliceController } from './endpointslice/endpointslice';
 import { resourceQuotaController } from './resourcequota/resourcequota';
 import { disruptionController } from './disruption/disruption';
 import { schedulerController } from './scheduler/scheduler';
+import { horizontalPodAutoscalerController } from './podautoscaler/podautoscaler';
 
 export const workloadControllers: ControllerDescriptor[] = [
   replicaSetController, // --concurrent-replicaset-syncs (concurrentReplicasetSyncs, 5)
@@ -26,5 +27,6 @@ export const workloadControllers: ControllerDescriptor[] = [
   endpointSliceController, // --concurrent-service-endpoint-syncs, --max-endpoints-per-slice
   resourceQuotaController, // --concurrent-resource-quota-syncs, --resource-quota-sync-period
   disruptionController,
+  horizontalPodAutoscalerController, // --horizontal-pod-autoscaler-* (sync period, tolerance, stabilization)
   schedulerController,
 ];
