@@ -4,7 +4,7 @@
 import type { CachedObject } from '../storage/cacher/cached-object';
 import type { WatchItem } from '../storage/cacher/watchers';
 import type { ServedResource } from '../registry/registry';
-import type { Status } from '../../shared/api/status';
+import { goStatus, type Status } from '../../shared/api/status';
 import {
   encodeListFromRawItems,
   encodeMessage,
@@ -163,14 +163,14 @@ function plainWatchObject(served: ServedResource, item: WatchItem): unknown {
     if (item.initialEventsEnd) metadata.annotations = { 'k8s.io/initial-events-end': 'true' };
     return { kind: served.info.kind, apiVersion: served.info.groupVersion, metadata };
   }
-  return (
+  return goStatus(
     (item.error as any)?.status ?? {
       kind: 'Status',
       apiVersion: 'v1',
       status: 'Failure',
       message: String(item.error),
       code: 500,
-    }
+    },
   );
 }
 
@@ -205,7 +205,7 @@ export function encodeWatchItem(rep: Representation, served: ServedResource, ite
 const NEWLINE_CLOSE = Buffer.from('}\n');
 
 export function encodeStatus(rep: Representation, status: Status): Buffer {
-  return encodeObject(rep, status);
+  return encodeObject(rep, goStatus(status));
 }
 
 function jsonBytes(obj: unknown): Buffer {

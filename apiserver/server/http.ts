@@ -2,7 +2,7 @@
 // HTTP/1.1 and HTTP/2 (node:http2 compatibility API).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
-import { requestEntityTooLarge, StatusError, type Status } from '../../shared/api/status';
+import { goStatus, requestEntityTooLarge, StatusError, type Status } from '../../shared/api/status';
 
 export type Req = IncomingMessage | Http2ServerRequest;
 export type Res = ServerResponse | Http2ServerResponse;
@@ -98,5 +98,5 @@ export function statusHeaders(status: Status): Record<string, string> {
 
 /** Writes a Status error as JSON (handlers with negotiation use their own encoder). */
 export function sendStatusJSON(res: Res, err: StatusError): void {
-  sendJSON(res, err.code, err.status, statusHeaders(err.status));
+  sendJSON(res, err.code, goStatus(err.status), statusHeaders(err.status));
 }

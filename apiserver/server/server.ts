@@ -274,7 +274,7 @@ export class APIServer {
     }
     if (result === 'timeout') {
       abort.abort();
-      respondError(res, timeoutError('Timeout: request did not complete within the allotted timeout'));
+      respondError(res, timeoutError('request did not complete within the allotted timeout'));
       work.catch(() => {});
     }
   }
