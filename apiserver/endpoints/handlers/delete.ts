@@ -28,10 +28,7 @@ export async function deleteOptions(s: Scope): Promise<DeleteOptions> {
   }
   const q = s.query;
   const grace = queryInt(q, 'gracePeriodSeconds');
-  if (grace !== undefined) {
-    if (Number.isNaN(grace)) throw badRequest('gracePeriodSeconds: must be an integer');
-    opts.gracePeriodSeconds = grace;
-  }
+  if (grace !== undefined) opts.gracePeriodSeconds = grace;
   if (q.get('propagationPolicy')) opts.propagationPolicy = q.get('propagationPolicy')!;
   const orphan = queryBool(q, 'orphanDependents');
   if (orphan !== undefined) opts.orphanDependents = orphan;
