@@ -144,7 +144,13 @@ describe('CustomResourceDefinitions', function () {
       assert.deepEqual(s.properties.spec.properties.ports['x-kubernetes-list-map-keys'], ['name']);
       assert.ok(v3.paths['/apis/example.com/v1/namespaces/{namespace}/widgets/{name}/scale']);
       const v2 = (await api('GET', '/openapi/v2', { headers: { accept: 'application/json' } })).json;
-      assert.equal(v2.definitions['com.example.v1.Widget'].properties.spec.properties.color.default, 'red');
+      // v3 keeps defaults; v2 has them pruned, as Kubernetes publishes it.
+      assert.equal(s.properties.spec.properties.color.default, 'red');
+      assert.equal(
+        v2.definitions['com.example.v1.Widget'].properties.spec.properties.color.default,
+        undefined,
+      );
+      assert.equal(v2.definitions['com.example.v1.Widget'].properties.spec.properties.color.type, 'string');
       assert.ok(v2.definitions['com.example.v1.WidgetList']);
       assert.ok(v2.paths['/apis/example.com/v1/namespaces/{namespace}/widgets']);
     });
