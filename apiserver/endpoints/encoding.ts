@@ -20,6 +20,7 @@ import {
   partialWatchEncoder,
 } from '../../shared/codec/partial';
 import { printerFor } from '../../shared/api/printers';
+import { goShapeObject } from '../../shared/codec/go-json';
 
 export interface Representation {
   format: 'json' | 'yaml' | 'protobuf';
@@ -45,19 +46,32 @@ export function servedObject(served: ServedResource, o: CachedObject): any {
 }
 
 function jsonOf(rep: Representation, obj: unknown): Buffer {
-  return Buffer.from(rep.pretty ? JSON.stringify(obj, null, 2) + '\n' : JSON.stringify(obj));
+  const shaped = goShapeObject(obj);
+  return Buffer.from(rep.pretty ? JSON.stringify(shaped, null, 2) + '\n' : JSON.stringify(shaped));
 }
 
 /** Encodes a plain object (already in the served version) or a Status. */
 export function encodeObject(rep: Representation, obj: unknown): Buffer {
   switch (rep.format) {
     case 'yaml':
-      return Buffer.from(toYAML(obj));
+      return Buffer.from(toYAML(sortedDeep(goShapeObject(obj))));
     case 'protobuf':
       return encodeProtobuf(obj);
     default:
       return jsonOf(rep, obj);
   }
+}
+
+/**
+ * Kubernetes writes YAML by converting its JSON (sigs.k8s.io/yaml's JSONToYAML),
+ * which reads every object into a map: keys come out sorted at every level.
+ */
+function sortedDeep(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(sortedDeep);
+  if (v === null || typeof v !== 'object') return v;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(v).sort()) out[k] = sortedDeep((v as Record<string, unknown>)[k]);
+  return out;
 }
 
 /** The printer of a served resource (custom resources bring their own columns). */
@@ -108,7 +122,7 @@ export function encodeList(
   meta: ListMeta,
   items: CachedObject[],
 ): Buffer | Buffer[] {
-  const head = { kind: served.info.listKind, apiVersion: served.info.groupVersion, metadata: meta };
+  const head = { kind: served.info.listKind, apiVersion: served.info.groupVersion, metadata: listMeta(meta) };
   if (rep.as)
     return encodeObject(
       rep,
@@ -132,6 +146,15 @@ export function encodeList(
     );
   }
   return encodeObject(rep, { ...head, items: items.map((o) => servedObject(served, o)) });
+}
+
+/** ListMeta as Go writes it: resourceVersion, continue, remainingItemCount, each only when set. */
+function listMeta(meta: ListMeta): Partial<ListMeta> {
+  const out: Partial<ListMeta> = {};
+  if (meta.resourceVersion) out.resourceVersion = meta.resourceVersion;
+  if (meta.continue) out.continue = meta.continue;
+  if (meta.remainingItemCount !== undefined) out.remainingItemCount = meta.remainingItemCount;
+  return out;
 }
 
 const COMMA = Buffer.from(',');
@@ -195,7 +218,7 @@ export function encodeWatchItem(rep: Representation, served: ServedResource, ite
       NEWLINE_CLOSE,
     ]);
   } else {
-    const body = object ?? servedObject(served, item.object!);
+    const body = object ?? goShapeObject(servedObject(served, item.object!));
     f = Buffer.from(JSON.stringify({ type: item.type, object: body }) + '\n');
   }
   frames.set(key, f);
@@ -208,6 +231,7 @@ export function encodeStatus(rep: Representation, status: Status): Buffer {
   return encodeObject(rep, goStatus(status));
 }
 
+/** The JSON of a cached object, as Go writes its type; memoised per object by the caller. */
 function jsonBytes(obj: unknown): Buffer {
-  return Buffer.from(JSON.stringify(obj));
+  return Buffer.from(JSON.stringify(goShapeObject(obj)));
 }
