@@ -37,13 +37,13 @@ describe('resource API: lists, resourceVersions and watches', function () {
   const names = (r: any) => r.json.items.map((i: any) => i.metadata.name);
 
   describe('list', () => {
-    it('returns the collection with list metadata; continue left out at the end, as Go omits it', async () => {
+    it('returns the collection with list metadata; continue is present, empty at the end', async () => {
       const r = await api('GET', cms);
       assert.equal(r.status, 200);
       assert.equal(r.json.kind, 'ConfigMapList');
       assert.equal(r.json.apiVersion, 'v1');
       assert.equal(r.json.items.length, 10);
-      assert.equal(r.json.metadata.continue, undefined); // omitempty in Go
+      assert.equal(r.json.metadata.continue, '');
       assert.ok(Number(r.json.metadata.resourceVersion) >= Number(rvAfterTen));
       assert.equal(r.json.metadata.remainingItemCount, undefined);
       for (const item of r.json.items) {
@@ -67,7 +67,7 @@ describe('resource API: lists, resourceVersions and watches', function () {
       assert.equal(p2.json.metadata.remainingItemCount, 2);
       const p3 = await api('GET', `${cms}?limit=4&continue=${encodeURIComponent(p2.json.metadata.continue)}`);
       assert.deepEqual(names(p3), ['cm8', 'cm9']);
-      assert.equal(p3.json.metadata.continue, undefined);
+      assert.equal(p3.json.metadata.continue, '');
       assert.equal(p3.json.metadata.remainingItemCount, undefined);
       // A new list sees the changes.
       const fresh = await api('GET', cms);

@@ -148,11 +148,14 @@ export function encodeList(
   return encodeObject(rep, { ...head, items: items.map((o) => servedObject(served, o)) });
 }
 
-/** ListMeta as Go writes it: resourceVersion, continue, remainingItemCount, each only when set. */
+/**
+ * ListMeta in Go's field order. `continue` stays even when empty: SPEC.md asks for it in
+ * every list (Kubernetes leaves it out; docs/comparison.md).
+ */
 function listMeta(meta: ListMeta): Partial<ListMeta> {
   const out: Partial<ListMeta> = {};
   if (meta.resourceVersion) out.resourceVersion = meta.resourceVersion;
-  if (meta.continue) out.continue = meta.continue;
+  out.continue = meta.continue;
   if (meta.remainingItemCount !== undefined) out.remainingItemCount = meta.remainingItemCount;
   return out;
 }

@@ -81,7 +81,7 @@ describe('feature gates in the apiserver', function () {
         });
       const all = await api('GET', `${cms}?limit=1`);
       assert.equal(all.json.items.length, 3);
-      assert.equal(all.json.metadata.continue, undefined);
+      assert.equal(all.json.metadata.continue, '');
     });
   });
 

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { goStructFacts, resourceFacts } from '../api/schema';
 import type { GoField } from '../api/schema-types';
 import { goShapeObject } from './go-json';
+import { omittedWhenZero } from './protobuf-plan';
 
 const OMITEMPTY = 1;
 const OMITZERO = 2;
@@ -188,5 +189,27 @@ describe("codec/go-json: built-in objects as Go's encoding/json writes them", ()
       extra: 1,
     }) as any;
     assert.deepEqual(Object.keys(cm), ['kind', 'apiVersion', 'metadata', 'extra']);
+  });
+
+  it('tells the Protobuf decoder which zeros Go would drop: non-pointer omitempty, never pointers', () => {
+    assert.equal(omittedWhenZero('k8s.io.api.core.v1.PersistentVolumeClaimSpec', 'volumeName'), true);
+    assert.equal(omittedWhenZero('k8s.io.api.apps.v1.DeploymentSpec', 'minReadySeconds'), true);
+    assert.equal(omittedWhenZero('k8s.io.api.apps.v1.DeploymentSpec', 'replicas'), false);
+    assert.equal(omittedWhenZero('k8s.io.api.core.v1.ServicePort', 'port'), false);
+    assert.equal(omittedWhenZero('k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'name'), true);
+    assert.equal(
+      omittedWhenZero(
+        'k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionSpec',
+        'preserveUnknownFields',
+      ),
+      true,
+    );
+    assert.equal(
+      omittedWhenZero(
+        'k8s.io.kube_aggregator.pkg.apis.apiregistration.v1.APIServiceSpec',
+        'insecureSkipTLSVerify',
+      ),
+      true,
+    );
   });
 });

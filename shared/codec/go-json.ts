@@ -42,6 +42,15 @@ function flat(def: string): Flat | null {
   return f;
 }
 
+/** The field of a struct with this JSON name (inline structs looked into), if any. */
+export function goField(def: string, json: string): GoField | undefined {
+  return flat(def)?.fields.find((f) => f.j === json);
+}
+
+/** A non-pointer omitempty field of a basic type: Go's JSON leaves out its zero. */
+export const isOmittedScalar = (f: GoField): boolean =>
+  ((f.f ?? 0) & (OMITEMPTY | POINTER | SLICE | MAP)) === OMITEMPTY && f.r === undefined;
+
 const isCustom = (def: string | undefined) => !!def && flat(def)?.custom === true;
 
 function sortedMap(m: Record<string, unknown>, each?: (v: unknown) => unknown): Record<string, unknown> {
