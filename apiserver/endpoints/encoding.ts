@@ -20,7 +20,7 @@ import {
   partialWatchEncoder,
 } from '../../shared/codec/partial';
 import { printerFor } from '../../shared/api/printers';
-import { goShapeObject } from '../../shared/codec/go-json';
+import { goShapeObject, sortedDeep } from '../../shared/codec/go-json';
 
 export interface Representation {
   format: 'json' | 'yaml' | 'protobuf';
@@ -54,24 +54,13 @@ function jsonOf(rep: Representation, obj: unknown): Buffer {
 export function encodeObject(rep: Representation, obj: unknown): Buffer {
   switch (rep.format) {
     case 'yaml':
+      // sigs.k8s.io/yaml's JSONToYAML reads the JSON into maps: YAML keys come out sorted.
       return Buffer.from(toYAML(sortedDeep(goShapeObject(obj))));
     case 'protobuf':
       return encodeProtobuf(obj);
     default:
       return jsonOf(rep, obj);
   }
-}
-
-/**
- * Kubernetes writes YAML by converting its JSON (sigs.k8s.io/yaml's JSONToYAML),
- * which reads every object into a map: keys come out sorted at every level.
- */
-function sortedDeep(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(sortedDeep);
-  if (v === null || typeof v !== 'object') return v;
-  const out: Record<string, unknown> = {};
-  for (const k of Object.keys(v).sort()) out[k] = sortedDeep((v as Record<string, unknown>)[k]);
-  return out;
 }
 
 /** The printer of a served resource (custom resources bring their own columns). */

@@ -179,9 +179,19 @@ describe("codec/go-json: built-in objects as Go's encoding/json writes them", ()
     assert.equal(JSON.stringify(pod.spec.containers[0]), '{"name":"c","image":"i","resources":{}}');
   });
 
-  it('leaves custom resources and unknown keys alone', () => {
-    const cr = { apiVersion: 'x.io/v1', kind: 'Thing', spec: { b: 1, a: 2 } };
-    assert.equal(goShapeObject(cr), cr);
+  it('writes custom resources as Go writes maps (keys sorted), keeps unknown keys of built-ins', () => {
+    const cr = {
+      kind: 'Thing',
+      apiVersion: 'x.io/v1',
+      metadata: { name: 'n', creationTimestamp: 't' },
+      spec: { b: [{ d: 1, c: 2 }], a: 2 },
+    };
+    assert.equal(
+      JSON.stringify(goShapeObject(cr)),
+      '{"apiVersion":"x.io/v1","kind":"Thing","metadata":{"creationTimestamp":"t","name":"n"},"spec":{"a":2,"b":[{"c":2,"d":1}]}}',
+    );
+    const table = { kind: 'Table', apiVersion: 'meta.k8s.io/v1', metadata: {}, rows: [] };
+    assert.equal(goShapeObject(table), table);
     const cm = goShapeObject({
       apiVersion: 'v1',
       kind: 'ConfigMap',

@@ -5,7 +5,7 @@
 // field, null for a zero Time), omitzero zeros dropped, map keys sorted.
 // Custom-marshalled types (Time, Quantity, IntOrString, RawExtension...) keep
 // the value they have. Keys the struct does not know stay, after the known ones.
-import { definitionOf, goStructFacts, parseAPIVersion } from '../api/schema';
+import { definitionOf, goStructFacts, parseAPIVersion, resourceFacts } from '../api/schema';
 import type { GoField } from '../api/schema-types';
 
 const OMITEMPTY = 1;
@@ -113,10 +113,31 @@ export function goDefinitionOf(apiVersion: unknown, kind: unknown): string | nul
   return d;
 }
 
-/** A built-in object as Go writes it; anything else (custom resources, Status) as it is. */
+let builtinGroups: Set<string> | undefined;
+const isBuiltinGroup = (group: string) =>
+  (builtinGroups ??= new Set(['meta.k8s.io', ...resourceFacts().map((r) => r.group)])).has(group);
+
+/** Every object's keys sorted, as Go writes a map[string]interface{}. */
+export function sortedDeep(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(sortedDeep);
+  if (v === null || typeof v !== 'object') return v;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(v).sort()) out[k] = sortedDeep((v as Record<string, unknown>)[k]);
+  return out;
+}
+
+/**
+ * A built-in object as Go writes its struct; a custom resource as Go writes the
+ * unstructured map it is (keys sorted at every level); anything else as it is.
+ */
 export function goShapeObject(obj: unknown): unknown {
   if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) return obj;
   const o = obj as Record<string, unknown>;
   const def = goDefinitionOf(o.apiVersion, o.kind);
-  return def ? goShape(o, def) : obj;
+  if (def) return goShape(o, def);
+  if (typeof o.apiVersion === 'string' && o.metadata !== undefined) {
+    const { group } = parseAPIVersion(o.apiVersion);
+    if (group && !isBuiltinGroup(group)) return sortedDeep(o);
+  }
+  return obj;
 }
