@@ -210,7 +210,8 @@ export function encodeWatchItem(rep: Representation, served: ServedResource, ite
       NEWLINE_CLOSE,
     ]);
   } else {
-    const body = object ?? goShapeObject(servedObject(served, item.object!));
+    // Bookmarks too: Go writes the kind's whole (empty) struct around the resourceVersion.
+    const body = goShapeObject(object ?? servedObject(served, item.object!));
     f = Buffer.from(JSON.stringify({ type: item.type, object: body }) + '\n');
   }
   frames.set(key, f);
