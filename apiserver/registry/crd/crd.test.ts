@@ -781,6 +781,11 @@ describe('CustomResourceDefinitions', function () {
       assert.deepEqual([terminating.status, terminating.reason], ['True', 'InstanceDeletionPending']);
       // The held object keeps the CRD alive; new objects are refused meanwhile.
       await until(async () => (await api('GET', `${base('default')}/a`)).status === 404, 'a deleted');
+      // The cleanup deletes one object after another: b is marked a moment after a is gone.
+      await until(
+        async () => !!(await api('GET', `${base('default')}/b`)).json.metadata.deletionTimestamp,
+        'b marked for deletion',
+      );
       const held = (await api('GET', `${base('default')}/b`)).json;
       assert.ok(held.metadata.deletionTimestamp);
       const refused = await api('POST', base('default'), {
