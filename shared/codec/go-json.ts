@@ -97,6 +97,7 @@ export function goShape(value: unknown, def: string): unknown {
   return out;
 }
 
+const META_V1 = 'io.k8s.apimachinery.pkg.apis.meta.v1.';
 const defOfKind = new Map<string, string | null>();
 
 /** The Go definition of a built-in object by its apiVersion and kind (null for custom resources). */
@@ -106,7 +107,8 @@ export function goDefinitionOf(apiVersion: unknown, kind: unknown): string | nul
   let d = defOfKind.get(key);
   if (d === undefined) {
     const gv = parseAPIVersion(apiVersion);
-    const def = definitionOf({ ...gv, kind });
+    // meta.k8s.io kinds (Table, PartialObjectMetadata[List]) are metav1 structs with no served resource.
+    const def = gv.group === 'meta.k8s.io' ? `${META_V1}${kind}` : definitionOf({ ...gv, kind });
     d = def && goStructFacts().defs[def] ? def : null;
     defOfKind.set(key, d);
   }
