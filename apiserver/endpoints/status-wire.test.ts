@@ -4,7 +4,7 @@
 // compare these strings.
 import assert from 'node:assert/strict';
 import { startTestAPIServer, testRequester, type TestAPIServer } from '../server/testing';
-import { goStatus } from '../../shared/api/status';
+import { goStatus, requestEntityTooLarge, timeout, tooManyRequests } from '../../shared/api/status';
 
 describe('Status errors on the wire', function () {
   this.timeout(30_000);
@@ -140,6 +140,21 @@ describe('Status errors on the wire', function () {
     assert.equal(
       JSON.stringify(s),
       '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"no","reason":"Forbidden","details":{"kind":"pods","causes":[{"message":"m","field":"f"}]},"code":403}',
+    );
+  });
+
+  it('builds timeouts, throttling and too-large errors as apierrors does', () => {
+    assert.equal(
+      JSON.stringify(timeout('request did not complete within the allotted timeout').status),
+      '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Timeout: request did not complete within the allotted timeout","reason":"Timeout","details":{},"code":504}',
+    );
+    assert.equal(
+      JSON.stringify(tooManyRequests('too many requests, please try again later', 1).status),
+      '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too many requests, please try again later","reason":"TooManyRequests","details":{"retryAfterSeconds":1},"code":429}',
+    );
+    assert.equal(
+      JSON.stringify(requestEntityTooLarge(3145728).status),
+      '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Request entity too large: limit is 3145728","reason":"RequestEntityTooLarge","code":413}',
     );
   });
 });
