@@ -20,7 +20,7 @@ import {
   partialWatchEncoder,
 } from '../../shared/codec/partial';
 import { printerFor } from '../../shared/api/printers';
-import { goShapeObject, sortedDeep } from '../../shared/codec/go-json';
+import { goJSONText, goShapeObject, sortedDeep } from '../../shared/codec/go-json';
 
 export interface Representation {
   format: 'json' | 'yaml' | 'protobuf';
@@ -47,7 +47,7 @@ export function servedObject(served: ServedResource, o: CachedObject): any {
 
 function jsonOf(rep: Representation, obj: unknown): Buffer {
   const shaped = goShapeObject(obj);
-  return Buffer.from(rep.pretty ? JSON.stringify(shaped, null, 2) + '\n' : JSON.stringify(shaped));
+  return Buffer.from(rep.pretty ? goJSONText(shaped, 2) + '\n' : goJSONText(shaped));
 }
 
 /** Encodes a plain object (already in the served version) or a Status. */
@@ -118,7 +118,7 @@ export function encodeList(
       transform(rep, served, { ...head, items: items.map((o) => servedObject(served, o)) }),
     );
   if (rep.format === 'json' && !rep.pretty) {
-    const parts: Buffer[] = [Buffer.from(JSON.stringify(head).slice(0, -1) + ',"items":[')];
+    const parts: Buffer[] = [Buffer.from(goJSONText(head).slice(0, -1) + ',"items":[')];
     for (let i = 0; i < items.length; i++) {
       if (i) parts.push(COMMA);
       parts.push(encodeCached(rep, served, items[i]));
@@ -168,7 +168,7 @@ export function watchEncoder(rep: Representation, served: ServedResource): (item
     if (item.type === 'BOOKMARK' || item.type === 'ERROR') object = plainWatchObject(served, item);
     else object = t(servedObject(served, item.object!));
     if (rep.format === 'protobuf') return encodeWatchFrame(item.type, encodeProtobuf(object));
-    return Buffer.from(JSON.stringify({ type: item.type, object }) + '\n');
+    return Buffer.from(goJSONText({ type: item.type, object }) + '\n');
   };
 }
 
@@ -212,7 +212,7 @@ export function encodeWatchItem(rep: Representation, served: ServedResource, ite
   } else {
     // Bookmarks too: Go writes the kind's whole (empty) struct around the resourceVersion.
     const body = goShapeObject(object ?? servedObject(served, item.object!));
-    f = Buffer.from(JSON.stringify({ type: item.type, object: body }) + '\n');
+    f = Buffer.from(goJSONText({ type: item.type, object: body }) + '\n');
   }
   frames.set(key, f);
   return f;
@@ -226,5 +226,5 @@ export function encodeStatus(rep: Representation, status: Status): Buffer {
 
 /** The JSON of a cached object, as Go writes its type; memoised per object by the caller. */
 function jsonBytes(obj: unknown): Buffer {
-  return Buffer.from(JSON.stringify(goShapeObject(obj)));
+  return Buffer.from(goJSONText(goShapeObject(obj)));
 }

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { goStructFacts, resourceFacts } from '../api/schema';
 import type { GoField } from '../api/schema-types';
-import { goShapeObject } from './go-json';
+import { goJSONText, goShapeObject } from './go-json';
 import { omittedWhenZero } from './protobuf-plan';
 
 const OMITEMPTY = 1;
@@ -225,5 +225,13 @@ describe("codec/go-json: built-in objects as Go's encoding/json writes them", ()
       ),
       true,
     );
+  });
+
+  it("escapes <, > and & and the line separators as Go's encoder does", () => {
+    const v = { a: '<b>&c\u2028\u2029', 'k<': 1 };
+    const text = goJSONText(v);
+    assert.equal(text, '{"a":"\\u003cb\\u003e\\u0026c\\u2028\\u2029","k\\u003c":1}');
+    assert.deepEqual(JSON.parse(text), v);
+    assert.equal(goJSONText({ plain: 'x' }), '{"plain":"x"}');
   });
 });

@@ -143,3 +143,22 @@ export function goShapeObject(obj: unknown): unknown {
   }
   return obj;
 }
+
+const HTML_UNSAFE = /[<>&\u2028\u2029]/;
+const HTML_ESCAPES: Record<string, string> = {
+  '<': '\\u003c',
+  '>': '\\u003e',
+  '&': '\\u0026',
+  '\u2028': '\\u2028',
+  '\u2029': '\\u2029',
+};
+
+/**
+ * JSON text as Go's encoder writes it: <, > and & escaped as \u003c, \u003e, \u0026
+ * (SetEscapeHTML is on by default), and U+2028/U+2029 escaped always. The
+ * characters only ever occur inside strings, so replacing them in the text is safe.
+ */
+export function goJSONText(value: unknown, indent?: number): string {
+  const s = JSON.stringify(value, null, indent);
+  return HTML_UNSAFE.test(s) ? s.replace(/[<>&\u2028\u2029]/g, (c) => HTML_ESCAPES[c]) : s;
+}
