@@ -123,14 +123,15 @@ metadata: {name: pycm, namespace: default}
     const py = await runPython(SCRIPT, [srv.kubeconfig, manifest, 'pynode']);
     assert.equal(py.code, 0, py.err);
     const out = JSON.parse(py.out.trim().split('\n').pop()!);
+    // Byte for byte, with the newline Go's json.Encoder ends a body with.
     assert.deepEqual(out.conflict, [
       [
         409,
-        '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"deployments.apps \\"py\\" already exists","reason":"AlreadyExists","details":{"name":"py","group":"apps","kind":"deployments"},"code":409}',
+        '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"deployments.apps \\"py\\" already exists","reason":"AlreadyExists","details":{"name":"py","group":"apps","kind":"deployments"},"code":409}\n',
       ],
       [
         409,
-        '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"configmaps \\"pycm\\" already exists","reason":"AlreadyExists","details":{"name":"pycm","kind":"configmaps"},"code":409}',
+        '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"configmaps \\"pycm\\" already exists","reason":"AlreadyExists","details":{"name":"pycm","kind":"configmaps"},"code":409}\n',
       ],
     ]);
     assert.ok(

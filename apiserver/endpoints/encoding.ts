@@ -47,7 +47,7 @@ export function servedObject(served: ServedResource, o: CachedObject): any {
 
 function jsonOf(rep: Representation, obj: unknown): Buffer {
   const shaped = goShapeObject(obj);
-  return Buffer.from(rep.pretty ? goJSONText(shaped, 2) + '\n' : goJSONText(shaped));
+  return Buffer.from(goJSONText(shaped, rep.pretty ? 2 : undefined));
 }
 
 /** Encodes a plain object (already in the served version) or a Status. */

@@ -89,10 +89,17 @@ describe('query parameters parsed with Go rules', function () {
     assert.equal((await api('GET', `${cms}?timeout=abc`)).status, 400);
   });
 
-  it('reads pretty= with strconv.ParseBool', async () => {
-    assert.ok((await api('GET', `${cms}/q?pretty=T`)).body.toString().includes('\n  "kind"'));
-    assert.ok((await api('GET', `${cms}/q?pretty=1`)).body.toString().includes('\n  "kind"'));
-    assert.ok(!(await api('GET', `${cms}/q?pretty=yes`)).body.toString().includes('\n'));
-    assert.ok(!(await api('GET', `${cms}/q?pretty=False`)).body.toString().includes('\n'));
+  it('reads pretty= with strconv.ParseBool; bodies end as Go writes them', async () => {
+    for (const p of ['T', '1']) {
+      const body = (await api('GET', `${cms}/q?pretty=${p}`)).body.toString();
+      assert.ok(body.includes('\n  "kind"'), p);
+      assert.ok(body.endsWith('}'), 'MarshalIndent adds no newline');
+    }
+    for (const p of ['yes', 'False']) {
+      const body = (await api('GET', `${cms}/q?pretty=${p}`)).body.toString();
+      assert.ok(!body.includes('\n  "kind"'), p);
+      assert.ok(body.endsWith('}\n'), "json.Encoder's newline");
+    }
+    assert.ok((await api('GET', cms)).body.toString().endsWith(']}\n'));
   });
 });

@@ -98,5 +98,12 @@ export function statusHeaders(status: Status): Record<string, string> {
 
 /** Writes a Status error as JSON (handlers with negotiation use their own encoder). */
 export function sendStatusJSON(res: Res, err: StatusError): void {
-  sendJSON(res, err.code, goStatus(err.status), statusHeaders(err.status));
+  // As Kubernetes' serializer writes it: Go's field order and json.Encoder's closing newline.
+  send(
+    res,
+    err.code,
+    'application/json',
+    JSON.stringify(goStatus(err.status)) + '\n',
+    statusHeaders(err.status),
+  );
 }
