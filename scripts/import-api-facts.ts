@@ -6,6 +6,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type {
+  GoField,
+  GoFields,
   FieldSchema,
   ProtoField,
   ProtoMessage,
@@ -127,8 +129,69 @@ const resources: ResourceFacts[] = r.resources.map((x: any) => {
 });
 
 writeFileSync(join(out, 'types.json'), JSON.stringify(types));
+writeFileSync(join(out, 'go-fields.json'), JSON.stringify(goFields(read('go-fields.json'))));
 writeFileSync(join(out, 'proto.json'), JSON.stringify(proto));
 writeFileSync(join(out, 'resources.json'), JSON.stringify(resources, null, 1) + '\n');
 console.log(
   `wrote ${Object.keys(types).length} types, ${Object.keys(proto).length} proto messages, ${resources.length} resources to ${out}`,
 );
+
+/**
+ * Go struct facts for encoding/json (go-fields.json): every struct's fields in
+ * declaration order with JSON name, flags and the value Go writes for a zero.
+ */
+function goFields(src: any): GoFields {
+  const custom = new Set<string>(src.customJSON);
+  const named = src.namedBasics as Record<string, { kind: string; resolved?: string; underlying: string }>;
+  // What Go writes for the zero value of a custom-marshalled type.
+  const customZero: Record<string, unknown> = {
+    Time: null,
+    MicroTime: null,
+    Duration: '0s',
+    Quantity: '0',
+    IntOrString: 0,
+    JSONSchemaPropsOrBool: false,
+    GroupVersion: '',
+  };
+  const basicZero = (elem: string): unknown => {
+    if (elem === 'string' || elem.endsWith('types.UID') || elem.endsWith('types.NodeName')) return '';
+    if (elem === 'bool') return false;
+    if (/^(u?int(8|16|32|64)?|float(32|64)|byte|time\.Duration)$/.test(elem)) return 0;
+    const n = named[elem];
+    if (!n) return null;
+    const kind = n.resolved ?? n.kind;
+    if (kind === 'string') return '';
+    if (kind === 'int32' || kind === 'int64') return 0;
+    if (kind === 'named') return basicZero(n.underlying);
+    return null; // slices and maps: nil
+  };
+  const out: GoFields = { defs: {} };
+  for (const [name, def] of Object.entries<any>(src)) {
+    if (name === 'customJSON' || name === 'namedBasics') continue;
+    if (custom.has(name)) {
+      out.defs[name] = { custom: true, fields: [] };
+      continue;
+    }
+    const fields: GoField[] = [];
+    for (const f of def.fields) {
+      if (f.json === '-') continue;
+      const g: GoField = { j: f.inline ? '' : f.json };
+      let flags = 0;
+      if (f.omitempty) flags |= 1;
+      if (f.omitzero) flags |= 2;
+      if (f.pointer) flags |= 4;
+      if (f.slice) flags |= 8;
+      if (f.map) flags |= 16;
+      if (f.inline) flags |= 32;
+      if (flags) g.f = flags;
+      if (f.ref) g.r = f.ref;
+      if (!f.pointer && !f.slice && !f.map && !f.inline) {
+        if (f.ref && custom.has(f.ref)) g.z = customZero[f.ref.split('.').pop()!] ?? null;
+        else if (!f.ref) g.z = basicZero(f.elem);
+      }
+      fields.push(g);
+    }
+    out.defs[name] = { fields };
+  }
+  return out;
+}

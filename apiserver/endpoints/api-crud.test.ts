@@ -38,7 +38,7 @@ describe('resource API: verbs and object lifecycle', function () {
     assert.equal(again.status, 409);
     assert.equal(again.json.reason, 'AlreadyExists');
     assert.equal(again.json.message, 'configmaps "one" already exists');
-    assert.deepEqual(again.json.details, { name: 'one', group: '', kind: 'configmaps' });
+    assert.deepEqual(again.json.details, { name: 'one', kind: 'configmaps' });
   });
 
   it('gets, and answers NotFound as a Status', async () => {
@@ -195,7 +195,7 @@ describe('resource API: verbs and object lifecycle', function () {
     assert.equal(d.status, 200);
     assert.equal(d.json.kind, 'Status');
     assert.equal(d.json.status, 'Success');
-    assert.deepEqual(d.json.details, { name: 'gone', group: '', kind: 'configmaps', uid: c.metadata.uid });
+    assert.deepEqual(d.json.details, { name: 'gone', kind: 'configmaps', uid: c.metadata.uid });
     assert.equal((await api('DELETE', `${cms}/gone`)).status, 404);
   });
 

@@ -4,7 +4,7 @@
 import type { CachedObject } from '../storage/cacher/cached-object';
 import type { WatchItem } from '../storage/cacher/watchers';
 import type { ServedResource } from '../registry/registry';
-import type { Status } from '../../shared/api/status';
+import { goStatus, type Status } from '../../shared/api/status';
 import {
   encodeListFromRawItems,
   encodeMessage,
@@ -20,6 +20,7 @@ import {
   partialWatchEncoder,
 } from '../../shared/codec/partial';
 import { printerFor } from '../../shared/api/printers';
+import { goJSONText, goShapeObject, sortedDeep } from '../../shared/codec/go-json';
 
 export interface Representation {
   format: 'json' | 'yaml' | 'protobuf';
@@ -45,14 +46,16 @@ export function servedObject(served: ServedResource, o: CachedObject): any {
 }
 
 function jsonOf(rep: Representation, obj: unknown): Buffer {
-  return Buffer.from(rep.pretty ? JSON.stringify(obj, null, 2) + '\n' : JSON.stringify(obj));
+  const shaped = goShapeObject(obj);
+  return Buffer.from(goJSONText(shaped, rep.pretty ? 2 : undefined));
 }
 
 /** Encodes a plain object (already in the served version) or a Status. */
 export function encodeObject(rep: Representation, obj: unknown): Buffer {
   switch (rep.format) {
     case 'yaml':
-      return Buffer.from(toYAML(obj));
+      // sigs.k8s.io/yaml's JSONToYAML reads the JSON into maps: YAML keys come out sorted.
+      return Buffer.from(toYAML(sortedDeep(goShapeObject(obj))));
     case 'protobuf':
       return encodeProtobuf(obj);
     default:
@@ -108,14 +111,14 @@ export function encodeList(
   meta: ListMeta,
   items: CachedObject[],
 ): Buffer | Buffer[] {
-  const head = { kind: served.info.listKind, apiVersion: served.info.groupVersion, metadata: meta };
+  const head = { kind: served.info.listKind, apiVersion: served.info.groupVersion, metadata: listMeta(meta) };
   if (rep.as)
     return encodeObject(
       rep,
       transform(rep, served, { ...head, items: items.map((o) => servedObject(served, o)) }),
     );
   if (rep.format === 'json' && !rep.pretty) {
-    const parts: Buffer[] = [Buffer.from(JSON.stringify(head).slice(0, -1) + ',"items":[')];
+    const parts: Buffer[] = [Buffer.from(goJSONText(head).slice(0, -1) + ',"items":[')];
     for (let i = 0; i < items.length; i++) {
       if (i) parts.push(COMMA);
       parts.push(encodeCached(rep, served, items[i]));
@@ -132,6 +135,18 @@ export function encodeList(
     );
   }
   return encodeObject(rep, { ...head, items: items.map((o) => servedObject(served, o)) });
+}
+
+/**
+ * ListMeta in Go's field order. `continue` stays even when empty: SPEC.md asks for it in
+ * every list (Kubernetes leaves it out; docs/comparison.md).
+ */
+function listMeta(meta: ListMeta): Partial<ListMeta> {
+  const out: Partial<ListMeta> = {};
+  if (meta.resourceVersion) out.resourceVersion = meta.resourceVersion;
+  out.continue = meta.continue;
+  if (meta.remainingItemCount !== undefined) out.remainingItemCount = meta.remainingItemCount;
+  return out;
 }
 
 const COMMA = Buffer.from(',');
@@ -153,7 +168,7 @@ export function watchEncoder(rep: Representation, served: ServedResource): (item
     if (item.type === 'BOOKMARK' || item.type === 'ERROR') object = plainWatchObject(served, item);
     else object = t(servedObject(served, item.object!));
     if (rep.format === 'protobuf') return encodeWatchFrame(item.type, encodeProtobuf(object));
-    return Buffer.from(JSON.stringify({ type: item.type, object }) + '\n');
+    return Buffer.from(goJSONText({ type: item.type, object }) + '\n');
   };
 }
 
@@ -163,14 +178,14 @@ function plainWatchObject(served: ServedResource, item: WatchItem): unknown {
     if (item.initialEventsEnd) metadata.annotations = { 'k8s.io/initial-events-end': 'true' };
     return { kind: served.info.kind, apiVersion: served.info.groupVersion, metadata };
   }
-  return (
+  return goStatus(
     (item.error as any)?.status ?? {
       kind: 'Status',
       apiVersion: 'v1',
       status: 'Failure',
       message: String(item.error),
       code: 500,
-    }
+    },
   );
 }
 
@@ -195,8 +210,9 @@ export function encodeWatchItem(rep: Representation, served: ServedResource, ite
       NEWLINE_CLOSE,
     ]);
   } else {
-    const body = object ?? servedObject(served, item.object!);
-    f = Buffer.from(JSON.stringify({ type: item.type, object: body }) + '\n');
+    // Bookmarks too: Go writes the kind's whole (empty) struct around the resourceVersion.
+    const body = goShapeObject(object ?? servedObject(served, item.object!));
+    f = Buffer.from(goJSONText({ type: item.type, object: body }) + '\n');
   }
   frames.set(key, f);
   return f;
@@ -205,9 +221,10 @@ export function encodeWatchItem(rep: Representation, served: ServedResource, ite
 const NEWLINE_CLOSE = Buffer.from('}\n');
 
 export function encodeStatus(rep: Representation, status: Status): Buffer {
-  return encodeObject(rep, status);
+  return encodeObject(rep, goStatus(status));
 }
 
+/** The JSON of a cached object, as Go writes its type; memoised per object by the caller. */
 function jsonBytes(obj: unknown): Buffer {
-  return Buffer.from(JSON.stringify(obj));
+  return Buffer.from(goJSONText(goShapeObject(obj)));
 }

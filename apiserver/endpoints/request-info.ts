@@ -92,8 +92,9 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
 
   if (isWatchPath && info.verb === 'get') info.verb = 'watch';
   else if (info.verb === 'get' && !info.name) {
+    // As Kubernetes' RequestInfoFactory: any watch value but "0" and "false" (any case) is a watch.
     const w = query.get('watch');
-    info.verb = w !== null && (w === '' || w === 'true' || w === '1') ? 'watch' : 'list';
+    info.verb = w !== null && isTrueQueryValue(w) ? 'watch' : 'list';
   } else if (info.verb === 'delete' && !info.name) info.verb = 'deletecollection';
 
   // A fieldSelector on metadata.name turns a watch/list of a collection into one of a single object.
@@ -105,12 +106,15 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
   return info;
 }
 
+/** A query boolean as Kubernetes converts it: "0" and any case of "false" are false, all else true. */
+export const isTrueQueryValue = (v: string) => !(v === '0' || v.toLowerCase() === 'false');
+
 /** Verbs that hold the connection open; exempt from max-in-flight and request timeouts. */
 export function isLongRunning(info: RequestInfo, query: URLSearchParams): boolean {
   if (info.verb === 'watch') return true;
   const sub = info.subresource;
   if (sub === 'proxy' || sub === 'exec' || sub === 'attach' || sub === 'portforward') return true;
-  if (sub === 'log' && (query.get('follow') === 'true' || query.get('follow') === '1')) return true;
+  if (sub === 'log' && isTrueQueryValue(query.get('follow') ?? 'false')) return true;
   return false;
 }
 

@@ -27,6 +27,7 @@ export function respond(
   headers: Record<string, string | string[]> = {},
 ): void {
   const out: Record<string, string | string[]> = { ...warningHeaders(s.ctx.warnings), ...headers };
+  body = withGoNewline(s.rep, body);
   const length = Array.isArray(body) ? bodyLength(body) : body.length;
   if (length >= GZIP_THRESHOLD && acceptsGzip(s) && featureGates.enabled('APIResponseCompression')) {
     body = gzipSync(Array.isArray(body) ? Buffer.concat(body, length) : body, { level: 1 });
@@ -34,6 +35,14 @@ export function respond(
     out.vary = 'Accept-Encoding';
   }
   send(s.res, code, s.rep.mediaType, body, out);
+}
+
+const NEWLINE = Buffer.from('\n');
+
+/** Go's json.Encoder ends a body with a newline (pretty JSON, written by MarshalIndent, has none). */
+function withGoNewline(rep: Representation, body: Buffer | Buffer[]): Buffer | Buffer[] {
+  if (rep.format !== 'json' || rep.pretty) return body;
+  return Array.isArray(body) ? [...body, NEWLINE] : [body, NEWLINE];
 }
 
 function acceptsGzip(s: Scope): boolean {
@@ -60,7 +69,7 @@ export function respondError(
     se = internalError(err);
   }
   const r = rep.as || rep.stream ? JSON_REP : rep;
-  send(res, se.code, r.mediaType, encodeStatus(r, se.status), {
+  send(res, se.code, r.mediaType, withGoNewline(r, encodeStatus(r, se.status)), {
     ...statusHeaders(se.status),
     ...warningHeaders(warnings),
   });

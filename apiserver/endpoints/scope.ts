@@ -1,10 +1,12 @@
 // Everything a verb handler needs about one resource request.
 import type { Req, Res } from '../server/http';
-import type { RequestInfo } from './request-info';
+import { isTrueQueryValue, type RequestInfo } from './request-info';
 import type { RequestContext } from '../registry/context';
 import type { ServedResource, SubresourceDef } from '../registry/registry';
 import type { Representation } from './encoding';
 import type { WriteHooks } from '../registry/store';
+import { badRequest } from '../../shared/api/status';
+import { goParseInt64 } from '../../shared/codec/go-strconv';
 
 export type Operation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
 
@@ -37,17 +39,23 @@ export interface Scope {
   hooks(w: WriteContext): WriteHooks;
 }
 
-/** Query booleans the way Kubernetes reads them: present and not "false"/"0". */
+/**
+ * A boolean option of the query as Kubernetes converts it (runtime.Convert_Slice_string_To_bool):
+ * "0" and any case of "false" are false, every other value (even "") is true.
+ */
 export function queryBool(q: URLSearchParams, name: string): boolean | undefined {
-  if (!q.has(name)) return undefined;
-  const v = q.get(name)!;
-  return !(v === 'false' || v === '0' || v === 'False' || v === 'FALSE');
+  const v = q.get(name);
+  if (v === null) return undefined;
+  return isTrueQueryValue(v);
 }
 
+/** An int64 option of the query: strconv.ParseInt's refusal is a 400 with Go's text. */
 export function queryInt(q: URLSearchParams, name: string): number | undefined {
   const v = q.get(name);
-  if (v === null || v === '') return undefined;
-  const n = Number(v);
-  if (!Number.isInteger(n)) return NaN;
-  return n;
+  if (v === null) return undefined;
+  try {
+    return Number(goParseInt64(v));
+  } catch (e) {
+    throw badRequest((e as Error).message);
+  }
 }

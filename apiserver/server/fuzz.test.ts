@@ -7,6 +7,8 @@ import assert from 'node:assert/strict';
 import { appendFileSync } from 'node:fs';
 import { Agent, request } from 'undici';
 import { startTestAPIServer, type TestAPIServer } from './testing';
+import { encodeObject as encodeProtobuf } from '../../shared/codec/protobuf';
+import { toYAML } from '../../shared/codec/yaml';
 
 /** A small deterministic PRNG (mulberry32) so failures can be replayed. */
 function rng(seed: number) {
@@ -189,7 +191,12 @@ const QUERIES = [
   'timeoutSeconds=abc',
   'timeout=-1s',
   'timeout=zz',
-  'watch=maybe',
+  'watch=maybe&timeoutSeconds=1',
+  'watch=FaLsE',
+  'limit=99999999999999999999',
+  'gracePeriodSeconds=-99999999999999999999',
+  'timeoutSeconds=99999999999999999999&watch=1',
+  'timeout=9999999999h',
   'watch=true&resourceVersion=abc',
   'dryRun=Some',
   'dryRun=All&dryRun=None',
@@ -230,7 +237,8 @@ function mutate(obj: any, r: ReturnType<typeof rng>): any {
       if (!t || typeof t !== 'object') break;
       t = t[k];
     }
-    if (t && typeof t === 'object') t[p[p.length - 1]] = r.pick(WRONG_VALUES);
+    // A copy: a later mutation may walk into the value and must not change the shared sample.
+    if (t && typeof t === 'object') t[p[p.length - 1]] = structuredClone(r.pick(WRONG_VALUES));
   }
   if (copy?.metadata && typeof copy.metadata === 'object' && r.int(2)) copy.metadata.name = `fz${r.int(1e9)}`;
   return copy;
@@ -240,7 +248,7 @@ function generate(r: ReturnType<typeof rng>, i: number): FuzzRequest {
   const base = r.pick(RESOURCES);
   const resource = base.split('/').pop()!;
   const sample = SAMPLES[resource];
-  const kind = i % 12;
+  const kind = i % 14;
   const json = { 'content-type': 'application/json' };
   switch (kind) {
     case 0: {
@@ -436,6 +444,56 @@ function generate(r: ReturnType<typeof rng>, i: number): FuzzRequest {
     }
     case 10:
       return { method: 'POST', path: base, headers: json, body: JSON.stringify(r.pick(WRONG_VALUES)) };
+    case 12: {
+      // YAML: alias bombs, expansions past the bound, deep block nesting, mutated objects.
+      const bomb = ['a: &a ["x","x","x","x","x","x","x","x","x"]'];
+      for (let l = 1; l < 9; l++)
+        bomb.push(
+          `${'abcdefghi'[l]}: &${'abcdefghi'[l]} [${Array(9)
+            .fill('*' + 'abcdefghi'[l - 1])
+            .join(',')}]`,
+        );
+      const body = r.pick([
+        bomb.join('\n'),
+        `metadata: {name: x}\nbig: &b "${'y'.repeat(100_000)}"\nmore: [${Array(400).fill('*b').join(',')}]`,
+        '- '.repeat(1 + r.int(50_000)) + 'x',
+        '? '.repeat(1 + r.int(50_000)) + 'x',
+        'a: &a [*a]',
+        '*nope',
+        toYAML(mutate(sample, r)),
+        toYAML(sample).slice(0, r.int(200)),
+        '%YAML 9.9\n---\n' + toYAML(sample),
+      ]);
+      return {
+        method: r.pick(['POST', 'PUT', 'PATCH']),
+        path: r.pick([base, `${base}/${sample.metadata.name}`]),
+        headers: {
+          'content-type': r.pick([
+            'application/yaml',
+            'application/apply-patch+yaml',
+            'application/merge-patch+json',
+          ]),
+        },
+        body,
+      };
+    }
+    case 13: {
+      // A valid Protobuf envelope of the sample with a few bytes flipped, cut or grown.
+      let pb: Buffer;
+      try {
+        pb = Buffer.from(encodeProtobuf(mutate(sample, r)));
+      } catch {
+        pb = Buffer.from(encodeProtobuf(sample)); // a mutation the encoder itself refuses
+      }
+      for (let n = r.int(4); n > 0; n--) pb[4 + r.int(pb.length - 4)] = r.int(256);
+      const body = r.int(3) ? pb : pb.subarray(0, 4 + r.int(pb.length - 4));
+      return {
+        method: r.pick(['POST', 'PUT']),
+        path: r.pick([base, `${base}/${sample.metadata.name}`]),
+        headers: { 'content-type': 'application/vnd.kubernetes.protobuf' },
+        body: r.int(5) ? body : Buffer.concat([body, r.bytes(r.int(40))]),
+      };
+    }
     default: {
       const deep = '['.repeat(r.pick([10, 1000, 20000])) + ']'.repeat(r.int(2) ? 0 : 10);
       return {

@@ -3,7 +3,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import type { Duplex } from 'node:stream';
-import { requestEntityTooLarge, StatusError, type Status } from '../../shared/api/status';
+import { goStatus, requestEntityTooLarge, StatusError, type Status } from '../../shared/api/status';
 
 export type Req = IncomingMessage | Http2ServerRequest;
 export type Res = ServerResponse | Http2ServerResponse;
@@ -99,7 +99,14 @@ export function statusHeaders(status: Status): Record<string, string> {
 
 /** Writes a Status error as JSON (handlers with negotiation use their own encoder). */
 export function sendStatusJSON(res: Res, err: StatusError): void {
-  sendJSON(res, err.code, err.status, statusHeaders(err.status));
+  // As Kubernetes' serializer writes it: Go's field order and json.Encoder's closing newline.
+  send(
+    res,
+    err.code,
+    'application/json',
+    JSON.stringify(goStatus(err.status)) + '\n',
+    statusHeaders(err.status),
+  );
 }
 
 /** Where an upgrade request carries its socket and the bytes read past its headers. */

@@ -3,7 +3,14 @@
 // (resources, discovery, health, version), post-start hooks and graceful shutdown.
 import http2 from 'node:http2';
 import { logger } from '../../shared/log';
-import { StatusError, tooManyRequests, timeout as timeoutError, type Status } from '../../shared/api/status';
+import {
+  badRequest,
+  StatusError,
+  tooManyRequests,
+  timeout as timeoutError,
+  type Status,
+} from '../../shared/api/status';
+import { goParseDurationMs } from '../../shared/codec/go-strconv';
 import type { Storage } from '../storage/interface';
 import type { Registry } from '../registry/registry';
 import { parseRequestInfo, isLongRunning, isMutating, type RequestInfo } from '../endpoints/request-info';
@@ -234,9 +241,10 @@ export class APIServer {
         if (!res.writableFinished) abort.abort(CLIENT_GONE);
       });
       const annotations = audit?.annotations ?? {};
+      const timeoutMs = longRunning ? 0 : this.requestTimeoutMs(query);
       const work = this.route(req, res, path, query, info, user, abort, annotations);
       if (longRunning) await work;
-      else await this.withTimeout(res, abort, work, query);
+      else await this.withTimeout(res, abort, work, timeoutMs);
     } catch (err) {
       respondError(res, err);
     } finally {
@@ -274,22 +282,21 @@ export class APIServer {
     );
   }
 
-  private async withTimeout(
-    res: Res,
-    abort: RequestAbort,
-    work: Promise<void>,
-    query: URLSearchParams,
-  ): Promise<void> {
-    let ms = this.o.requestTimeoutMs;
+  /** The deadline of a request: ?timeout= (a Go duration) when below --request-timeout (WithRequestDeadline). */
+  private requestTimeoutMs(query: URLSearchParams): number {
+    const max = this.o.requestTimeoutMs;
     const t = query.get('timeout');
-    if (t) {
-      const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(t);
-      if (m)
-        ms = Math.min(
-          ms,
-          Number(m[1]) * ({ ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const)[(m[2] ?? 's') as 's'],
-        );
+    if (!t) return max;
+    let user: number;
+    try {
+      user = goParseDurationMs(t);
+    } catch (e) {
+      throw badRequest(`invalid timeout specified in the request URL - ${(e as Error).message}`);
     }
+    return user > 0 && user < max ? user : max;
+  }
+
+  private async withTimeout(res: Res, abort: RequestAbort, work: Promise<void>, ms: number): Promise<void> {
     if (ms <= 0) return work;
     let timer: NodeJS.Timeout | undefined;
     const expired = new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), ms)));
@@ -301,7 +308,7 @@ export class APIServer {
     }
     if (result === 'timeout') {
       abort.abort();
-      respondError(res, timeoutError('Timeout: request did not complete within the allotted timeout'));
+      respondError(res, timeoutError('request did not complete within the allotted timeout'));
       work.catch(() => {});
     }
   }

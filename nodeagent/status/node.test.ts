@@ -96,6 +96,13 @@ describe('nodeagent/status: the Node', () => {
     ]);
     assert.deepEqual(node.status.daemonEndpoints, { kubeletEndpoint: { Port: 10250 } });
     assert.equal(node.status.nodeInfo.kubeletVersion, KUBELET_VERSION);
+    // Written empty, in Go's field order (NodeSystemInfo.kubeProxyVersion is not omitempty).
+    assert.equal(node.status.nodeInfo.kubeProxyVersion, '');
+    assert.deepEqual(Object.keys(node.status.nodeInfo).slice(6, 9), [
+      'kubeletVersion',
+      'kubeProxyVersion',
+      'operatingSystem',
+    ]);
     assert.equal(node.status.nodeInfo.containerRuntimeVersion, 'fake://0.1.0');
     assert.equal(node.status.nodeInfo.osImage, 'Debian GNU/Linux 12 (bookworm)');
   });

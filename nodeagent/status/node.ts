@@ -120,6 +120,8 @@ export function nodeInfo(f: StatusFacts): Record<string, string> {
     osImage: f.machine.osImage,
     containerRuntimeVersion: f.runtimeVersion,
     kubeletVersion: KUBELET_VERSION,
+    // Not omitempty in Go: Kubernetes writes it empty, and clients (the Python one) require it.
+    kubeProxyVersion: '',
     operatingSystem: f.machine.operatingSystem,
     architecture: f.machine.architecture,
   };

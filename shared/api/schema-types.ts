@@ -94,3 +94,28 @@ export interface ResourceFacts {
   deprecated?: true;
   subresources?: SubresourceFacts[];
 }
+
+/**
+ * One Go struct field as encoding/json sees it (from go-fields.json). f holds
+ * flags: 1 omitempty, 2 omitzero, 4 pointer, 8 slice, 16 map, 32 inline (an
+ * embedded struct whose fields are flattened in place). r: the struct definition
+ * of the field (or of its elements). z: what Go writes for a zero non-struct value
+ * (absent for structs, which are written field by field, and for pointers, slices
+ * and maps, whose zero is null).
+ */
+export interface GoField {
+  j: string;
+  f?: number;
+  r?: string;
+  z?: unknown;
+}
+
+export interface GoStruct {
+  /** A type with its own MarshalJSON (Time, Quantity, IntOrString...): its value is written as given. */
+  custom?: boolean;
+  fields: GoField[];
+}
+
+export interface GoFields {
+  defs: Record<string, GoStruct>;
+}

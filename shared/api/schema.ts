@@ -2,7 +2,14 @@
 // answers lookups by definition name and by group/version/kind.
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { FieldSchema, GroupVersionKind, ProtoMessage, ResourceFacts, TypeSchema } from './schema-types';
+import type {
+  FieldSchema,
+  GoFields,
+  GroupVersionKind,
+  ProtoMessage,
+  ResourceFacts,
+  TypeSchema,
+} from './schema-types';
 
 // Code runs from dist/shared/api; the facts stay in the source tree.
 export const FACTS_DIR = resolve(__dirname, '../../../shared/api/facts');
@@ -20,6 +27,12 @@ export function allTypes(): Record<string, TypeSchema> {
 
 export function allProtoMessages(): Record<string, ProtoMessage> {
   return (proto ??= load<Record<string, ProtoMessage>>('proto.json'));
+}
+
+let goFields: GoFields | undefined;
+/** Go struct field facts (order, omitempty, zero values) for encoding JSON as Go does. */
+export function goStructFacts(): GoFields {
+  return (goFields ??= load<GoFields>('go-fields.json'));
 }
 
 export function resourceFacts(): ResourceFacts[] {

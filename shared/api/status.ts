@@ -56,16 +56,16 @@ export class StatusError extends Error {
   constructor(code: number, reason: StatusReason, message: string, details?: StatusDetails) {
     super(message);
     this.name = 'StatusError';
-    this.status = {
+    this.status = goStatus({
       kind: 'Status',
       apiVersion: 'v1',
       metadata: {},
       status: 'Failure',
       message,
       reason,
+      details,
       code,
-    };
-    if (details) this.status.details = details;
+    });
   }
   get code(): number {
     return this.status.code;
@@ -73,6 +73,49 @@ export class StatusError extends Error {
   get reason(): StatusReason {
     return this.status.reason ?? '';
   }
+}
+
+// Go's encoding/json writes struct fields in declaration order and drops
+// omitempty zeros; these rebuild a Status (and its details and causes) that
+// way, so `details` comes before `code` and an empty `group` is left out.
+const set = (out: Record<string, unknown>, key: string, v: unknown) => {
+  if (v !== undefined && v !== null && v !== '' && v !== 0) out[key] = v;
+};
+
+function goCause(c: StatusCause): StatusCause {
+  const out: Record<string, unknown> = {};
+  set(out, 'reason', c.reason);
+  set(out, 'message', c.message);
+  set(out, 'field', c.field);
+  return out as StatusCause;
+}
+
+function goDetails(d: StatusDetails): StatusDetails {
+  const out: Record<string, unknown> = {};
+  set(out, 'name', d.name);
+  set(out, 'group', d.group);
+  set(out, 'kind', d.kind);
+  set(out, 'uid', d.uid);
+  if (Array.isArray(d.causes) && d.causes.length) out.causes = d.causes.map(goCause);
+  set(out, 'retryAfterSeconds', d.retryAfterSeconds);
+  return out as StatusDetails;
+}
+
+/** A Status with its keys in Go's order and omitempty zeros dropped (metav1.Status). */
+export function goStatus(s: Partial<Status>): Status {
+  const out: Record<string, unknown> = {};
+  set(out, 'kind', s.kind);
+  set(out, 'apiVersion', s.apiVersion);
+  const m = (s.metadata ?? {}) as Record<string, unknown>;
+  const meta: Record<string, unknown> = {};
+  for (const k of ['selfLink', 'resourceVersion', 'continue', 'remainingItemCount']) set(meta, k, m[k]);
+  out.metadata = meta;
+  set(out, 'status', s.status);
+  set(out, 'message', s.message);
+  set(out, 'reason', s.reason);
+  if (s.details) out.details = goDetails(s.details);
+  set(out, 'code', s.code);
+  return out as unknown as Status;
 }
 
 export const isStatusError = (e: unknown, reason?: StatusReason): e is StatusError =>
@@ -192,16 +235,22 @@ export const gone = (message: string) => new StatusError(410, 'Gone', message);
 export const tooManyRequests = (message: string, retryAfterSeconds: number) =>
   new StatusError(429, 'TooManyRequests', message, { retryAfterSeconds });
 
-/** 504 for a resourceVersion the store has not reached in time. */
+/** 504 for a resourceVersion the store has not reached in time (storage.NewTooLargeResourceVersionError). */
 export function tooLargeResourceVersion(requested: number, current: number): StatusError {
-  return new StatusError(504, 'Timeout', `Too large resource version: ${requested}, current: ${current}`, {
-    causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }],
-    retryAfterSeconds: 1,
-  });
+  return new StatusError(
+    504,
+    'Timeout',
+    `Timeout: Too large resource version: ${requested}, current: ${current}`,
+    {
+      causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }],
+      retryAfterSeconds: 1,
+    },
+  );
 }
 
+/** 504 Timeout as apierrors.NewTimeoutError writes it: "Timeout: " prefix, details always present. */
 export const timeout = (message: string, retryAfterSeconds = 0) =>
-  new StatusError(504, 'Timeout', message, retryAfterSeconds ? { retryAfterSeconds } : undefined);
+  new StatusError(504, 'Timeout', `Timeout: ${message}`, { retryAfterSeconds });
 
 export const requestEntityTooLarge = (limit: number) =>
   new StatusError(413, 'RequestEntityTooLarge', `Request entity too large: limit is ${limit}`);
@@ -220,11 +269,5 @@ export const serviceUnavailable = (message: string) => new StatusError(503, 'Ser
 
 /** The Success Status a delete returns when the object is gone at once. */
 export function successStatus(details?: StatusDetails): Omit<Status, 'reason' | 'code'> & { code?: number } {
-  return {
-    kind: 'Status',
-    apiVersion: 'v1',
-    metadata: {},
-    status: 'Success',
-    ...(details ? { details } : {}),
-  };
+  return goStatus({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details });
 }

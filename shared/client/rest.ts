@@ -10,6 +10,7 @@ import { Agent } from 'undici';
 import type { Dispatcher } from 'undici';
 import { logger } from '../log';
 import { decodeObject, encodeObject, protobufSupported, PROTOBUF_MEDIA_TYPE } from '../codec/protobuf';
+import { goShapeObject } from '../codec/go-json';
 import type { ClientConfig } from './kubeconfig';
 import { realClock, type Clock } from './clock';
 import { newRateLimiter, type RateLimiter } from './rate-limiter';
@@ -187,7 +188,8 @@ function retryAfterSeconds(headers: RawResponse['headers']): number | undefined 
 /** Decodes a response body by its Content-Type: Protobuf envelope, JSON, or text. */
 export function decodeBody(contentType: string, body: Buffer): any {
   if (body.length === 0) return undefined;
-  if (contentType.startsWith(PROTOBUF_MEDIA_TYPE)) return decodeObject(body);
+  // As a Go client's struct would hold it: the same object JSON gives (zero fields included).
+  if (contentType.startsWith(PROTOBUF_MEDIA_TYPE)) return goShapeObject(decodeObject(body));
   if (contentType === '' || contentType.startsWith('application/json') || /\+json\b/.test(contentType)) {
     return JSON.parse(body.toString('utf8'));
   }

@@ -2,6 +2,7 @@
 // (application/json) or length-prefixed Protobuf frames
 // (application/vnd.kubernetes.protobuf;stream=watch), each decoded once.
 import { PROTOBUF_MEDIA_TYPE, WatchFrameDecoder } from '../codec/protobuf';
+import { goShapeObject } from '../codec/go-json';
 import type { StreamResponse } from './rest';
 import { isAbortError, isProbableEOF } from './errors';
 
@@ -66,7 +67,8 @@ function decoderFor(contentType: string): FrameDecoder {
   if (contentType.startsWith(PROTOBUF_MEDIA_TYPE)) {
     const d = new WatchFrameDecoder();
     return {
-      push: (c) => d.push(c).map((e) => ({ type: e.type as WatchEventType, object: e.object })),
+      push: (c) =>
+        d.push(c).map((e) => ({ type: e.type as WatchEventType, object: goShapeObject(e.object) as any })),
       end: () => {
         d.end();
         return [];

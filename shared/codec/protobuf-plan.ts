@@ -2,6 +2,7 @@
 // source (shared/api/facts): JSON names and field numbers come from the
 // OpenAPI twin (types.json) where one exists, else from the proto message
 // itself (proto.json). Nothing here restates a field number.
+import { goField, isOmittedScalar } from './go-json';
 import { allProtoMessages, allTypes, definitionOf, parseAPIVersion } from '../api/schema';
 import type { ProtoMessage, TypeSchema } from '../api/schema-types';
 
@@ -216,30 +217,19 @@ export function listFields(listMessage: string): { metadata: FieldPlan; items: F
 }
 
 // Go's encoder writes every non-pointer field, zero or not, and its JSON leaves the omitempty
-// ones out when zero (Kubernetes' defaulting treats them as unset too). The API facts do not say
-// which fields are pointers, where a zero is a value (replicas: 0), so this lists only fields
-// known to be non-pointer and omitempty, of the objects Go clients send most (kubectl create
-// deployment sends Protobuf): a zero read there is as if absent.
-const OMITTED_WHEN_ZERO: Record<string, ReadonlySet<string>> = Object.fromEntries(
-  Object.entries({
-    'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta':
-      'name generateName namespace selfLink uid resourceVersion generation',
-    'k8s.io.api.core.v1.Container':
-      'image workingDir imagePullPolicy terminationMessagePath terminationMessagePolicy stdin stdinOnce tty',
-    'k8s.io.api.core.v1.PodSpec':
-      'restartPolicy dnsPolicy serviceAccountName serviceAccount nodeName hostNetwork hostPID hostIPC ' +
-      'hostname subdomain schedulerName priorityClassName',
-    'k8s.io.api.core.v1.ServiceSpec':
-      'type clusterIP sessionAffinity loadBalancerIP externalName externalTrafficPolicy ' +
-      'healthCheckNodePort publishNotReadyAddresses',
-    'k8s.io.api.core.v1.ServicePort': 'name protocol nodePort',
-    'k8s.io.api.apps.v1.DeploymentSpec': 'minReadySeconds paused',
-    'k8s.io.api.apps.v1.ReplicaSetSpec': 'minReadySeconds',
-    'k8s.io.api.apps.v1.DaemonSetSpec': 'minReadySeconds',
-    'k8s.io.api.apps.v1.StatefulSetSpec': 'minReadySeconds podManagementPolicy',
-  }).map(([m, fields]) => [m, new Set(fields.split(' '))]),
-);
+// ones out when zero. The Go struct facts say which fields those are: a zero read from Protobuf
+// into a non-pointer omitempty field is as if absent; into a pointer field it is a value
+// (replicas: 0); a non-omitempty field keeps it as Go's JSON would write it.
 
-/** A zero of this field, as Go writes it, means the field is unset (see OMITTED_WHEN_ZERO). */
-export const omittedWhenZero = (message: string, field: string): boolean =>
-  OMITTED_WHEN_ZERO[message]?.has(field) ?? false;
+/** A zero of this field, as Go writes it, means the field is unset. */
+export const omittedWhenZero = (message: string, field: string): boolean => {
+  const f = goField(goDefinitionOfMessage(message), field);
+  return !!f && isOmittedScalar(f);
+};
+
+/** The Go definition name of a proto message: k8s.io.api.core.v1.Pod → io.k8s.api.core.v1.Pod. */
+const goDefinitionOfMessage = (message: string) =>
+  message
+    .replace(/^k8s\.io\./, 'io.k8s.')
+    .replace('.apiextensions_apiserver.', '.apiextensions-apiserver.')
+    .replace('.kube_aggregator.', '.kube-aggregator.');

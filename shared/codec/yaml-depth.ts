@@ -29,7 +29,28 @@ export function flowDepth(text: string, stopAt = MAX_YAML_DEPTH + 1): number {
   return max;
 }
 
-/** Throws Go's error when the document nests deeper than 10000. */
+/**
+ * An upper bound of block nesting: the widest run of indentation and block
+ * indicators ("- - - - x", "? ? ? x") opening a line, each of which may open a level.
+ */
+export function blockDepth(text: string, stopAt = 2 * MAX_YAML_DEPTH + 1): number {
+  let max = 0;
+  let run = 0;
+  let atLineStart = true;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 10) {
+      run = 0;
+      atLineStart = true;
+    } else if (atLineStart && (c === 32 || c === 9 || c === 45 || c === 63)) {
+      if (++run > max && (max = run) >= stopAt) return max;
+    } else atLineStart = false;
+  }
+  return max;
+}
+
+/** Throws Go's error when the document nests deeper than tkube allows. */
 export function checkYAMLDepth(text: string): void {
-  if (flowDepth(text) > MAX_YAML_DEPTH) throw new Error(`yaml: exceeded max depth of ${MAX_YAML_DEPTH}`);
+  if (flowDepth(text) > MAX_YAML_DEPTH || blockDepth(text) > 2 * MAX_YAML_DEPTH)
+    throw new Error(`yaml: exceeded max depth of ${MAX_YAML_DEPTH}`);
 }

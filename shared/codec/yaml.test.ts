@@ -181,3 +181,50 @@ describe('codec/yaml', () => {
     }
   });
 });
+
+describe('YAML: hostile documents', () => {
+  const laughs = () => {
+    const names = 'abcdefghi';
+    const lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
+    for (let l = 1; l < names.length; l++)
+      lines.push(
+        `${names[l]}: &${names[l]} [${Array(9)
+          .fill('*' + names[l - 1])
+          .join(',')}]`,
+      );
+    return lines.join('\n');
+  };
+
+  it('refuses an alias bomb with a 400 before expanding it', () => {
+    const before = process.memoryUsage().heapUsed;
+    assert.throws(
+      () => parseYAML(laughs(), { kind: 'ConfigMap' }),
+      (e: any) =>
+        e.status?.code === 400 &&
+        e.status.reason === 'BadRequest' &&
+        e.message.includes('error converting YAML to JSON: yaml: document contains excessive aliasing'),
+    );
+    assert.ok(process.memoryUsage().heapUsed - before < 200 << 20);
+  });
+
+  it('refuses few aliases of a large value that expand past the bound, and self-reference', () => {
+    const wide = `big: &b "${'y'.repeat(100_000)}"\nmore: [${Array(400).fill('*b').join(',')}]`;
+    assert.throws(() => parseYAML(wide), /excessive aliasing/);
+    assert.throws(() => readYAMLValue(wide), /excessive aliasing/);
+    assert.throws(
+      () => parseYAML('a: &a [*a]'),
+      (e: any) => e.status?.code === 400,
+    );
+  });
+
+  it('refuses block nesting too deep for the parser with a 400', () => {
+    for (const y of ['- '.repeat(50_000) + 'x', '? '.repeat(50_000) + 'x'])
+      assert.throws(() => parseYAML(y), /exceeded max depth/);
+  });
+
+  it('still expands ordinary anchors', () => {
+    const v = parseYAML('base: &b {a: 1}\none: *b\ntwo: [*b, *b]').value as any;
+    assert.deepEqual(v.two, [{ a: 1 }, { a: 1 }]);
+    assert.deepEqual(v.one, { a: 1 });
+  });
+});

@@ -63,7 +63,13 @@ export function parseYAML(buf: Buffer | string, opts: ParseYAMLOptions = {}): Pa
     );
   }
   const duplicates = opts.detectDuplicates ? findDuplicates(doc.contents, lineCounter) : [];
-  return { value: sortKeys(doc.toJS({ maxAliasCount: 1000 })), duplicates };
+  let value: unknown;
+  try {
+    value = boundedJS(doc);
+  } catch (err) {
+    throw decodeFailure(`error converting YAML to JSON: ${(err as Error).message}`, text, opts.kind);
+  }
+  return { value, duplicates };
 }
 
 function findDuplicates(root: Node | null, lc: YAMLLib.LineCounter): string[] {
@@ -88,6 +94,55 @@ function findDuplicates(root: Node | null, lc: YAMLLib.LineCounter): string[] {
   });
   // yaml.v2 reports in document order.
   return found.sort((a, b) => a.at - b.at).map((f) => f.msg);
+}
+
+/**
+ * What aliases may expand a document to: scalar characters plus one per node.
+ * A body is at most a few MiB; aliases that multiply it past this are an
+ * attack ("billion laughs"), refused before anything is expanded in memory.
+ */
+export const MAX_YAML_EXPANSION = 16 << 20;
+const EXCESSIVE_ALIASING = 'yaml: document contains excessive aliasing';
+
+/** The document as plain JS with sorted keys, refusing alias bombs with yaml.v2's words. */
+function boundedJS(doc: YAMLLib.Document.Parsed): unknown {
+  const { isAlias, isCollection, isPair, isScalar } = yaml();
+  const memo = new Map<unknown, number>();
+  const open = new Set<unknown>();
+  const size = (node: unknown): number => {
+    if (node === null || node === undefined) return 1;
+    const known = memo.get(node);
+    if (known !== undefined) return known;
+    let n = 1;
+    if (isAlias(node)) {
+      const target = node.resolve(doc);
+      if (open.has(target)) throw new Error(`yaml: anchor '${node.source}' value contains itself`);
+      n = size(target);
+    } else if (isScalar(node)) {
+      n += typeof node.value === 'string' ? node.value.length : 8;
+    } else if (isPair(node)) {
+      n += size(node.key) + size(node.value);
+    } else if (isCollection(node)) {
+      open.add(node);
+      for (const item of node.items) {
+        n += size(item);
+        if (n > MAX_YAML_EXPANSION) break;
+      }
+      open.delete(node);
+    }
+    if (n > MAX_YAML_EXPANSION) throw new Error(EXCESSIVE_ALIASING);
+    memo.set(node, n);
+    return n;
+  };
+  size(doc.contents);
+  try {
+    return sortKeys(doc.toJS({ maxAliasCount: -1 }));
+  } catch (err) {
+    // Whatever the walk above did not foresee still ends as a decode error, never a crash.
+    throw new Error(err instanceof RangeError ? EXCESSIVE_ALIASING : `yaml: ${(err as Error).message}`, {
+      cause: err,
+    });
+  }
 }
 
 /** yaml.v2's strict error text for the duplicates parseYAML found. */
@@ -115,7 +170,7 @@ export function readYAMLValue(text: string): unknown {
   const { parseDocument } = yaml();
   const doc = parseDocument(text, { version: '1.1', uniqueKeys: false, merge: true, customTags: readTags });
   if (doc.errors.length > 0) throw new Error(doc.errors[0].message.split('\n')[0]);
-  return sortKeys(doc.toJS({ maxAliasCount: 1000 }));
+  return boundedJS(doc);
 }
 
 /** Every document of a configuration file (kubeconfig, audit policy, encryption config). */

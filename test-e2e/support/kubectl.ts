@@ -1,6 +1,8 @@
 // Running the real kubectl found on PATH against a tkube server.
 import { execFile, spawn } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
+import { existsSync, realpathSync } from 'node:fs';
+import { delimiter, dirname, join } from 'node:path';
 
 export function kubectlAvailable(): boolean {
   try {
@@ -21,11 +23,11 @@ export interface KubectlResult {
 export function kubectl(
   kubeconfig: string,
   args: string[],
-  opts: { input?: string; env?: Record<string, string>; timeoutMs?: number } = {},
+  opts: { input?: string; env?: Record<string, string>; timeoutMs?: number; binary?: string } = {},
 ): Promise<KubectlResult> {
   return new Promise((resolve) => {
     const child = execFile(
-      'kubectl',
+      opts.binary ?? 'kubectl',
       ['--kubeconfig', kubeconfig, ...args],
       {
         timeout: opts.timeoutMs ?? 60_000,
@@ -63,4 +65,22 @@ export function kubectlStream(
         child.kill('SIGTERM');
       }),
   };
+}
+
+/**
+ * The kubectl binaries to test with: the one on PATH and every kubectl.1.<minor>
+ * from 1.27 to 1.33 found on PATH or beside it (where the SDK keeps them).
+ */
+export function kubectlVersions(): string[] {
+  const found: string[] = [];
+  const dirs = (process.env.PATH ?? '').split(delimiter).filter(Boolean);
+  for (const d of [...dirs]) {
+    const k = join(d, 'kubectl');
+    if (existsSync(k)) dirs.push(dirname(realpathSync(k)));
+  }
+  for (let minor = 27; minor <= 33; minor++) {
+    const dir = dirs.find((d) => existsSync(join(d, `kubectl.1.${minor}`)));
+    if (dir) found.push(join(dir, `kubectl.1.${minor}`));
+  }
+  return found;
 }

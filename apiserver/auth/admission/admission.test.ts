@@ -135,7 +135,7 @@ describe('admission: built-in plugins', function () {
         r.json.message,
         'pods "p5" is forbidden: error looking up service account sa/ghost: serviceaccount "ghost" not found',
       );
-      assert.deepEqual(r.json.details, { name: 'p5', kind: 'pods', group: '' });
+      assert.deepEqual(r.json.details, { name: 'p5', kind: 'pods' });
     });
   });
 

@@ -200,7 +200,7 @@ describe('audit log backend', function () {
       status: 'Failure',
       message: 'services "nope" not found',
       reason: 'NotFound',
-      details: { name: 'nope', group: '', kind: 'services' },
+      details: { name: 'nope', kind: 'services' },
       code: 404,
     });
     const h = await api('GET', '/healthz');

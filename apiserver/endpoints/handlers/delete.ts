@@ -1,5 +1,5 @@
 // DELETE of an object (with DeleteOptions from the body or the query) and of a collection.
-import { badRequest } from '../../../shared/api/status';
+import { badRequest, successStatus } from '../../../shared/api/status';
 import { readBody } from '../../server/http';
 import type { DeleteOptions } from '../../registry/store';
 import { bodyMediaType, parseBody } from '../decode';
@@ -28,10 +28,7 @@ export async function deleteOptions(s: Scope): Promise<DeleteOptions> {
   }
   const q = s.query;
   const grace = queryInt(q, 'gracePeriodSeconds');
-  if (grace !== undefined) {
-    if (Number.isNaN(grace)) throw badRequest('gracePeriodSeconds: must be an integer');
-    opts.gracePeriodSeconds = grace;
-  }
+  if (grace !== undefined) opts.gracePeriodSeconds = grace;
   if (q.get('propagationPolicy')) opts.propagationPolicy = q.get('propagationPolicy')!;
   const orphan = queryBool(q, 'orphanDependents');
   if (orphan !== undefined) opts.orphanDependents = orphan;
@@ -60,13 +57,12 @@ export async function handleDelete(s: Scope): Promise<void> {
   );
   const code = !deleted && opts.orphanDependents === false ? 202 : 200;
   if (deleted && !s.served.store.strategy.returnDeletedObject) {
-    const status = {
-      kind: 'Status',
-      apiVersion: 'v1',
-      metadata: {},
-      status: 'Success',
-      details: { name: s.info.name, group: info.group, kind: info.resource, uid: obj.metadata?.uid },
-    };
+    const status = successStatus({
+      name: s.info.name,
+      group: info.group,
+      kind: info.resource,
+      uid: obj.metadata?.uid,
+    });
     respond(s, code, encodeObject(s.rep, status));
     return;
   }

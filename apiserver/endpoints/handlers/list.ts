@@ -1,5 +1,4 @@
 // GET of a collection: label/field selectors, resourceVersion semantics, paging.
-import { badRequest } from '../../../shared/api/status';
 import type { ListOptions } from '../../registry/reads';
 import { encodeList } from '../encoding';
 import { respond } from '../respond';
@@ -7,9 +6,9 @@ import { queryInt, type Scope } from '../scope';
 import { featureGates } from '../../../shared/options/feature-gates';
 
 export function listOptions(q: URLSearchParams): ListOptions {
-  const limit = queryInt(q, 'limit');
-  if (limit !== undefined && (Number.isNaN(limit) || limit < 0))
-    throw badRequest(`limit: Invalid value: "${q.get('limit')}": must be a non-negative integer`);
+  // A limit of zero or below asks for no paging, as in Kubernetes' storage.
+  const given = queryInt(q, 'limit');
+  const limit = given !== undefined && given > 0 ? given : undefined;
   // Without APIListChunking, limit and continue are ignored: the whole list comes back.
   const chunking = featureGates.enabled('APIListChunking');
   return {

@@ -14,7 +14,7 @@ const BOOKMARK_INTERVAL_MS = 60_000;
 export async function handleWatch(s: Scope): Promise<void> {
   const q = s.query;
   let timeout = queryInt(q, 'timeoutSeconds');
-  if (timeout !== undefined && (Number.isNaN(timeout) || timeout < 0))
+  if (timeout !== undefined && timeout < 0)
     throw badRequest('timeoutSeconds: must be a non-negative integer');
   if (!timeout) timeout = Math.floor(s.minRequestTimeoutSeconds * (1 + Math.random()));
   const bookmarks = queryBool(q, 'allowWatchBookmarks') === true;

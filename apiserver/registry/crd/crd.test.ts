@@ -144,7 +144,13 @@ describe('CustomResourceDefinitions', function () {
       assert.deepEqual(s.properties.spec.properties.ports['x-kubernetes-list-map-keys'], ['name']);
       assert.ok(v3.paths['/apis/example.com/v1/namespaces/{namespace}/widgets/{name}/scale']);
       const v2 = (await api('GET', '/openapi/v2', { headers: { accept: 'application/json' } })).json;
-      assert.equal(v2.definitions['com.example.v1.Widget'].properties.spec.properties.color.default, 'red');
+      // v3 keeps defaults; v2 has them pruned, as Kubernetes publishes it.
+      assert.equal(s.properties.spec.properties.color.default, 'red');
+      assert.equal(
+        v2.definitions['com.example.v1.Widget'].properties.spec.properties.color.default,
+        undefined,
+      );
+      assert.equal(v2.definitions['com.example.v1.Widget'].properties.spec.properties.color.type, 'string');
       assert.ok(v2.definitions['com.example.v1.WidgetList']);
       assert.ok(v2.paths['/apis/example.com/v1/namespaces/{namespace}/widgets']);
     });
@@ -775,6 +781,11 @@ describe('CustomResourceDefinitions', function () {
       assert.deepEqual([terminating.status, terminating.reason], ['True', 'InstanceDeletionPending']);
       // The held object keeps the CRD alive; new objects are refused meanwhile.
       await until(async () => (await api('GET', `${base('default')}/a`)).status === 404, 'a deleted');
+      // The cleanup deletes one object after another: b is marked a moment after a is gone.
+      await until(
+        async () => !!(await api('GET', `${base('default')}/b`)).json.metadata.deletionTimestamp,
+        'b marked for deletion',
+      );
       const held = (await api('GET', `${base('default')}/b`)).json;
       assert.ok(held.metadata.deletionTimestamp);
       const refused = await api('POST', base('default'), {

@@ -12,6 +12,8 @@ const CONVENTIONS = 'https://git.k8s.io/community/contributors/devel/sig-archite
 const API_VERSION_DOC = `APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: ${CONVENTIONS}#resources`;
 const KIND_DOC = `Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: ${CONVENTIONS}#types-kinds`;
 const METADATA_DOC = `Standard object's metadata. More info: ${CONVENTIONS}#metadata`;
+const EMBEDDED_API_VERSION_DOC = `apiVersion defines the versioned schema of this representation of an object. More info: ${CONVENTIONS}#resources`;
+const EMBEDDED_KIND_DOC = `kind is a string value representing the type of this object. In CamelCase. More info: ${CONVENTIONS}#types-kinds`;
 const LIST_METADATA_DOC = `Standard list metadata. More info: ${CONVENTIONS}#types-kinds`;
 
 type Flavor = 'v2' | 'v3';
@@ -23,44 +25,114 @@ function ref(flavor: Flavor, name: string, description: string): Schema {
   return flavor === 'v2' ? { description, $ref } : { description, allOf: [{ $ref }] };
 }
 
-/** Swagger 2.0 has no nullable, oneOf/anyOf/allOf or not: drop them as Kubernetes' v2 publishing does. */
+const PRESERVE = 'x-kubernetes-preserve-unknown-fields';
+const EMBEDDED = 'x-kubernetes-embedded-resource';
+
+/**
+ * Kubernetes' ToStructuralOpenAPIV2, node by node from the root down: Swagger 2.0
+ * has no junctors or nullable, and kubectl's v2 validation closes any object
+ * with properties, so preserve-unknown-fields subtrees lose their properties
+ * and type, nullable values become untyped, and arrays left without items
+ * become untyped too.
+ */
 function toV2(s: Schema): Schema {
-  const out: Schema = {};
-  for (const [k, v] of Object.entries(s)) {
-    if (k === 'nullable' || k === 'oneOf' || k === 'anyOf' || k === 'allOf' || k === 'not') continue;
-    if (k === 'properties' && isObj(v))
-      out.properties = Object.fromEntries(Object.entries(v).map(([n, p]) => [n, isObj(p) ? toV2(p) : p]));
-    else if ((k === 'items' || k === 'additionalProperties') && isObj(v)) out[k] = toV2(v);
-    else out[k] = v;
-  }
-  if (s.nullable === true) {
-    // An untyped value: kubectl would otherwise reject the null the schema allows.
+  const out: Schema = { ...s };
+  delete out.allOf;
+  delete out.oneOf;
+  delete out.anyOf;
+  delete out.not;
+  if (out.nullable === true) {
     delete out.type;
     delete out.items;
     delete out.properties;
-    delete out.additionalProperties;
   }
+  delete out.nullable;
+  if (out[PRESERVE] === true) {
+    delete out.items;
+    delete out.properties;
+  }
+  if (out.items === undefined && out.type === 'array') delete out.type;
+  if (out[PRESERVE] === true && out.type === 'object') delete out.type;
+  if (isObj(out.properties) && Array.isArray(out.required)) {
+    const props = out.properties;
+    const kept = (out.required as string[]).filter((f) => !(isObj(props[f]) && props[f].nullable === true));
+    if (kept.length) out.required = kept;
+    else delete out.required;
+  }
+  if (isObj(out.additionalProperties) && out.additionalProperties.nullable === true) delete out.required;
+  if (isObj(out.properties))
+    out.properties = Object.fromEntries(
+      Object.entries(out.properties).map(([n, p]) => [n, isObj(p) ? toV2(p) : p]),
+    );
+  if (isObj(out.items)) out.items = toV2(out.items);
+  if (isObj(out.additionalProperties)) out.additionalProperties = toV2(out.additionalProperties);
   return out;
 }
 
-/** Adds apiVersion/kind/metadata to embedded resources (x-kubernetes-embedded-resource). */
-function withEmbedded(s: Schema, root: boolean): Schema {
-  const out: Schema = { ...s };
-  if (isObj(s.properties))
+/** Applies f to every schema node below s (properties, items, additionalProperties), root first. */
+function mapSchema(s: Schema, f: (s: Schema) => Schema): Schema {
+  const out = f({ ...s });
+  if (isObj(out.properties))
     out.properties = Object.fromEntries(
-      Object.entries(s.properties).map(([n, p]) => [n, isObj(p) ? withEmbedded(p, false) : p]),
+      Object.entries(out.properties).map(([n, p]) => [n, isObj(p) ? mapSchema(p, f) : p]),
     );
-  if (isObj(s.items)) out.items = withEmbedded(s.items, false);
-  if (isObj(s.additionalProperties)) out.additionalProperties = withEmbedded(s.additionalProperties, false);
-  if (!root && s['x-kubernetes-embedded-resource'] === true) {
-    const props = { ...(out.properties ?? {}) };
-    props.apiVersion ??= { type: 'string' };
-    props.kind ??= { type: 'string' };
-    props.metadata ??= { type: 'object' };
-    out.properties = props;
-  }
+  if (isObj(out.items)) out.items = mapSchema(out.items, f);
+  if (isObj(out.additionalProperties)) out.additionalProperties = mapSchema(out.additionalProperties, f);
   return out;
 }
+
+/** Structural Unfold: x-kubernetes-int-or-string spelled out as anyOf integer/string. */
+function unfold(s: Schema): Schema {
+  if (s['x-kubernetes-int-or-string'] !== true || isIntOrStringAnyOf(s.anyOf)) return s;
+  if (Array.isArray(s.allOf) && isObj(s.allOf[0]) && isIntOrStringAnyOf(s.allOf[0].anyOf)) return s;
+  const anyOf = [{ type: 'integer' }, { type: 'string' }];
+  if (s.anyOf === undefined) s.anyOf = anyOf;
+  else s.allOf = [{ anyOf }, ...((s.allOf as Schema[] | undefined) ?? [])];
+  return s;
+}
+
+const isIntOrStringAnyOf = (a: unknown) =>
+  Array.isArray(a) &&
+  a.length === 2 &&
+  isObj(a[0]) &&
+  isObj(a[1]) &&
+  a[0].type === 'integer' &&
+  a[1].type === 'string' &&
+  Object.keys(a[0]).length === 1 &&
+  Object.keys(a[1]).length === 1;
+
+/** The published v2 carries no defaults (Kubernetes prunes them from every definition). */
+function pruneDefaults(s: Schema): Schema {
+  delete s.default;
+  return s;
+}
+
+/**
+ * Adds apiVersion, kind and metadata to embedded resources below the root
+ * (x-kubernetes-embedded-resource) and requires kind and apiVersion; in v2 not
+ * under preserve-unknown-fields, where kubectl would then refuse unknown fields.
+ */
+function addEmbedded(flavor: Flavor): (s: Schema) => Schema {
+  return (s) => {
+    if (s[EMBEDDED] !== true || (flavor === 'v2' && s[PRESERVE] === true)) return s;
+    s.properties = {
+      ...(isObj(s.properties) ? s.properties : {}),
+      apiVersion: { description: EMBEDDED_API_VERSION_DOC, type: 'string' },
+      kind: { description: EMBEDDED_KIND_DOC, type: 'string' },
+      metadata: ref(flavor, `${META}.ObjectMeta`, METADATA_DOC),
+    };
+    const required = Array.isArray(s.required) ? [...(s.required as string[])] : [];
+    if (!required.includes('kind')) required.push('kind');
+    if (!required.includes('apiVersion')) required.push('apiVersion');
+    s.required = required;
+    return s;
+  };
+}
+
+const sortProperties = (s: Schema): Schema => {
+  if (isObj(s.properties)) s.properties = sortKeys(s.properties);
+  return s;
+};
 
 export interface PublishedVersion {
   /** Facts for the OpenAPI paths (definition: the published name). */
@@ -78,24 +150,28 @@ export function publishVersion(
   facts: Omit<ResourceFacts, 'definition'>,
   listKind: string,
   schema: Schema | undefined,
+  preserveUnknownFields = false,
 ): PublishedVersion {
   const { group, version, kind } = facts;
   const name = definitionName(group, version, kind);
   const listName = definitionName(group, version, listKind);
   const gvk = (k: string) => [{ group, kind: k, version }];
   const build = (flavor: Flavor): Record<string, Schema> => {
-    const base = withEmbedded(isObj(schema) ? structuredClone(schema) : { type: 'object' }, true);
-    const s = flavor === 'v2' ? toV2(base) : base;
-    const props = { ...(isObj(s.properties) ? s.properties : {}) };
-    props.apiVersion = { description: API_VERSION_DOC, type: 'string' };
-    props.kind = { description: KIND_DOC, type: 'string' };
-    props.metadata = ref(flavor, `${META}.ObjectMeta`, METADATA_DOC);
-    const root: Schema = { ...s, type: 'object', properties: sortKeys(props) };
-    if (Array.isArray(root.required)) {
-      root.required = (root.required as string[]).filter((r) => r !== 'metadata');
-      if (!root.required.length) delete root.required;
+    const gvkExt = { 'x-kubernetes-group-version-kind': gvk(kind) };
+    let root: Schema;
+    // Without a schema, or in v2 with preserve-unknown-fields at the root, only an open
+    // object: any property would make kubectl refuse every field not listed.
+    if (!isObj(schema) || (flavor === 'v2' && (schema[PRESERVE] === true || preserveUnknownFields)))
+      root = { type: 'object', ...gvkExt };
+    else {
+      let s = mapSchema(structuredClone(schema), unfold);
+      if (flavor === 'v2') s = mapSchema(toV2(s), pruneDefaults);
+      s = { ...s, properties: { ...(isObj(s.properties) ? s.properties : {}) } };
+      s.properties.metadata = ref(flavor, `${META}.ObjectMeta`, METADATA_DOC);
+      s.properties.apiVersion = { description: API_VERSION_DOC, type: 'string' };
+      s.properties.kind = { description: KIND_DOC, type: 'string' };
+      root = { ...mapSchema(mapSchema(s, addEmbedded(flavor)), sortProperties), ...gvkExt };
     }
-    root['x-kubernetes-group-version-kind'] = gvk(kind);
     const itemRef = `${flavor === 'v2' ? '#/definitions/' : '#/components/schemas/'}${name}`;
     const list: Schema = {
       description: `${listKind} is a list of ${kind}`,

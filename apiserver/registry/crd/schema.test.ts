@@ -141,6 +141,93 @@ describe('CRD helpers', () => {
     assert.equal(defaultDeprecationWarning(crd, 'v1'), 'x.io/v1 W is deprecated');
   });
 
+  const FACTS = {
+    group: 't.example.com',
+    version: 'v1',
+    resource: 'ts',
+    kind: 'T',
+    singular: 't',
+    namespaced: true,
+    verbs: ['get'],
+  };
+  const GVK = [{ group: 't.example.com', kind: 'T', version: 'v1' }];
+
+  it('publishes a bare open object without a schema, and in v2 for preserve-unknown-fields at the root', () => {
+    const none = publishVersion(FACTS, 'TList', undefined);
+    for (const doc of [none.v2, none.v3])
+      assert.deepEqual(doc['com.example.t.v1.T'], { type: 'object', 'x-kubernetes-group-version-kind': GVK });
+    const loose = publishVersion(FACTS, 'TList', {
+      type: 'object',
+      'x-kubernetes-preserve-unknown-fields': true,
+    });
+    assert.deepEqual(loose.v2['com.example.t.v1.T'], {
+      type: 'object',
+      'x-kubernetes-group-version-kind': GVK,
+    });
+    const v3 = loose.v3['com.example.t.v1.T'];
+    assert.equal(v3['x-kubernetes-preserve-unknown-fields'], true);
+    assert.deepEqual(Object.keys(v3.properties), ['apiVersion', 'kind', 'metadata']);
+    const legacy = publishVersion(
+      FACTS,
+      'TList',
+      { type: 'object', properties: { a: { type: 'string' } } },
+      true,
+    );
+    assert.deepEqual(legacy.v2['com.example.t.v1.T'], {
+      type: 'object',
+      'x-kubernetes-group-version-kind': GVK,
+    });
+  });
+
+  it('follows ToStructuralOpenAPIV2 below the root: open subtrees, untyped nullables, no defaults', () => {
+    const p = publishVersion(FACTS, 'TList', {
+      type: 'object',
+      properties: {
+        spec: {
+          type: 'object',
+          required: ['n', 'k'],
+          properties: {
+            free: {
+              type: 'object',
+              'x-kubernetes-preserve-unknown-fields': true,
+              properties: { known: { type: 'string' } },
+            },
+            list: { type: 'array', 'x-kubernetes-preserve-unknown-fields': true, items: { type: 'string' } },
+            n: { type: 'object', nullable: true, properties: { x: { type: 'string' } } },
+            k: { type: 'integer', default: 3 },
+            port: { 'x-kubernetes-int-or-string': true },
+            tpl: {
+              type: 'object',
+              'x-kubernetes-embedded-resource': true,
+              'x-kubernetes-preserve-unknown-fields': true,
+            },
+            closed: { type: 'object', 'x-kubernetes-embedded-resource': true, properties: {} },
+          },
+        },
+      },
+    });
+    const v2 = p.v2['com.example.t.v1.T'].properties.spec;
+    assert.deepEqual(v2.properties.free, { 'x-kubernetes-preserve-unknown-fields': true });
+    assert.deepEqual(v2.properties.list, { 'x-kubernetes-preserve-unknown-fields': true });
+    assert.deepEqual(v2.properties.n, {});
+    assert.deepEqual(v2.required, ['k']);
+    assert.deepEqual(v2.properties.k, { type: 'integer' });
+    assert.deepEqual(v2.properties.port, { 'x-kubernetes-int-or-string': true });
+    assert.deepEqual(v2.properties.tpl, {
+      'x-kubernetes-embedded-resource': true,
+      'x-kubernetes-preserve-unknown-fields': true,
+    });
+    assert.deepEqual(Object.keys(v2.properties.closed.properties), ['apiVersion', 'kind', 'metadata']);
+    assert.deepEqual(v2.properties.closed.required, ['kind', 'apiVersion']);
+    const v3 = p.v3['com.example.t.v1.T'].properties.spec;
+    assert.equal(v3.properties.free.properties.known.type, 'string');
+    assert.equal(v3.properties.k.default, 3);
+    assert.deepEqual(v3.properties.port.anyOf, [{ type: 'integer' }, { type: 'string' }]);
+    assert.deepEqual(Object.keys(v3.properties.tpl.properties), ['apiVersion', 'kind', 'metadata']);
+    assert.deepEqual(v3.properties.tpl.required, ['kind', 'apiVersion']);
+    assert.deepEqual(v3.required, ['n', 'k']);
+  });
+
   it('publishes the schema with apiVersion/kind/metadata and the GVK; v2 drops nullable and junctors', () => {
     const p = publishVersion(
       {

@@ -383,7 +383,7 @@ export function buildServing(crd: CRD, o: BuildOptions): CRDServing {
       ...(warning ? { deprecation: { warning, removedRelease: '' } } : {}),
     });
     const { groupVersion: _gv, listKind: _lk, stage: _st, definition: _d, ...facts } = info;
-    published.push(publishVersion(facts, listKind, schema));
+    published.push(publishVersion(facts, listKind, schema, crd.spec.preserveUnknownFields === true));
   }
   return { fingerprint: servingFingerprint(crd), primary, served, published };
 }

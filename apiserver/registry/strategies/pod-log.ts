@@ -9,6 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { badRequest, invalid, StatusError } from '../../../shared/api/status';
 import type { FieldError } from '../../../shared/api/field-errors';
+import { goParseInt64 } from '../../../shared/codec/go-strconv';
 import { createClientCert, loadOrCreate, type KeyPair } from '../../../shared/pki/certs';
 import type { FlagValues } from '../../../shared/options/flags';
 import { systemContext, type RequestContext } from '../context';
@@ -130,16 +131,17 @@ export function logContainer(pod: any, requested: string | null): string {
   return requested;
 }
 
-const bool = (v: string | null) => v === 'true' || v === '1' || v === 'True';
+// Query options convert as in Kubernetes: "0"/"false" are false, other values true; ints by ParseInt.
+const bool = (v: string | null) => v !== null && !(v === '0' || v.toLowerCase() === 'false');
 
-function intParam(q: URLSearchParams, name: string, errs: FieldError[]): number | undefined {
+function intParam(q: URLSearchParams, name: string, _errs: FieldError[]): number | undefined {
   const v = q.get(name);
-  if (v === null || v === '') return undefined;
-  if (!/^-?\d+$/.test(v)) {
-    errs.push({ type: 'FieldValueInvalid', field: name, badValue: v, detail: 'must be an integer' });
-    return undefined;
+  if (v === null) return undefined;
+  try {
+    return Number(goParseInt64(v));
+  } catch (e) {
+    throw badRequest((e as Error).message);
   }
-  return Number(v);
 }
 
 /** The kubelet query of a pods/log request (PodLogOptions, validated like Kubernetes). */

@@ -117,7 +117,7 @@ describe('controllers/deployment', function () {
         updatedReplicas: d.status.updatedReplicas,
         readyReplicas: d.status.readyReplicas,
         availableReplicas: d.status.availableReplicas,
-        unavailableReplicas: d.status.unavailableReplicas,
+        unavailableReplicas: d.status.unavailableReplicas ?? 0, // omitempty in Go
         observedGeneration: d.status.observedGeneration,
       },
       {

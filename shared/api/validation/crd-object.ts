@@ -216,9 +216,14 @@ export function validateCRD(o: Obj): FieldError[] {
       ],
     }),
     ...validateCRDSpec(spec),
+    ...validateCRDStatus(o),
     ...validateAPIApproval(o),
   ];
 }
+
+/** ValidateCustomResourceDefinitionStatus: the accepted names only (conditions are left alone). */
+export const validateCRDStatus = (o: Obj): FieldError[] =>
+  validateNames(asObj(asObj(o.status)?.acceptedNames) ?? {}, 'status.acceptedNames');
 
 export function validateCRDSpec(spec: Obj): FieldError[] {
   const names = asObj(spec.names) ?? {};

@@ -7,7 +7,7 @@ import type { FieldError } from '../field-errors';
 import { invalid } from '../field-errors';
 import { validateObjectMetaUpdate } from './metadata';
 import { asArr, asObj, asStr, index, type Obj } from './path';
-import { APPROVAL, validateAPIApproval, validateCRDSpec } from './crd-object';
+import { APPROVAL, validateAPIApproval, validateCRDSpec, validateCRDStatus } from './crd-object';
 
 /** Every stored version must still be a version of the spec. */
 function validateStoredVersions(o: Obj): FieldError[] {
@@ -36,6 +36,7 @@ export function validateCRDUpdate(o: Obj, old: Obj): FieldError[] {
   }
   if (s.group !== os.group) errs.push(invalid('spec.group', s.group ?? '', 'field is immutable'));
   if (n.plural !== on.plural) errs.push(invalid('spec.names.plural', n.plural ?? '', 'field is immutable'));
+  errs.push(...validateCRDStatus(o));
   errs.push(...validateStoredVersions(o));
   const oldApproval = asStr(asObj(asObj(old.metadata)?.annotations)?.[APPROVAL]);
   const newApproval = asStr(asObj(asObj(o.metadata)?.annotations)?.[APPROVAL]);

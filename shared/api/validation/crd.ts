@@ -1,7 +1,7 @@
 // apiextensions.k8s.io/v1 CustomResourceDefinition (SPEC Notable change 3):
 // the object's rules (crd-object.ts), the structural schema of each version
 // (crd-schema.ts) and what an update may change (crd-update.ts).
-import { validateCRD } from './crd-object';
+import { validateCRD, validateCRDStatus } from './crd-object';
 import { validateCRDUpdate } from './crd-update';
 import { registerKindRules } from './registry';
 
@@ -9,5 +9,6 @@ registerKindRules('apiextensions.k8s.io', 'CustomResourceDefinition', {
   ownMetadata: true,
   validate: validateCRD,
   validateUpdate: validateCRDUpdate,
+  validateStatusUpdate: (obj) => validateCRDStatus(obj),
   updateOnly: true,
 });

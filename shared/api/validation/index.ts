@@ -98,8 +98,10 @@ export function validateObjectUpdate(obj: Obj, old: Obj, opts: ValidateOptions =
   return opts.schema === false ? errs : merge(errs, schemaErrors(obj, gvk));
 }
 
-/** Validation of a status subresource update: metadata rules and the schema only. */
+/** Validation of a status subresource update: metadata rules, the kind's status rules, the schema. */
 export function validateStatusUpdate(obj: Obj, old: Obj, opts: ValidateOptions = {}): FieldError[] {
   const gvk = opts.gvk ?? gvkOf(obj);
-  return merge(validateObjectMetaUpdate(asObj(obj.metadata), asObj(old.metadata)), schemaErrors(obj, gvk));
+  const errs = validateObjectMetaUpdate(asObj(obj.metadata), asObj(old.metadata));
+  errs.push(...(kindRules(gvk.group, gvk.kind)?.validateStatusUpdate?.(obj, old, gvk) ?? []));
+  return merge(errs, schemaErrors(obj, gvk));
 }

@@ -13,6 +13,8 @@ export interface KindRules {
   validate?(obj: Obj, ctx: KindContext): FieldError[];
   /** Extra rules on update: immutable fields and allowed transitions. */
   validateUpdate?(obj: Obj, old: Obj, ctx: KindContext): FieldError[];
+  /** Rules of the status strategy on a /status write (besides metadata and the schema). */
+  validateStatusUpdate?(obj: Obj, old: Obj, ctx: KindContext): FieldError[];
   /** Kubernetes runs different rules on update: validate() is not rerun. */
   updateOnly?: boolean;
   /** The kind validates its own metadata (core/v1 Event). */

@@ -55,6 +55,22 @@ const REQUIRED_SKIP = new Set([
   'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionSpec.versions',
   'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionVersion.name',
   'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.WebhookConversion.conversionReviewVersions',
+  // Status conditions: the status strategies of these kinds leave their type and status unchecked
+  // (a CRD's status validation, for one, checks acceptedNames only).
+  'io.k8s.api.apps.v1.DaemonSetCondition.*',
+  'io.k8s.api.apps.v1.DeploymentCondition.*',
+  'io.k8s.api.apps.v1.ReplicaSetCondition.*',
+  'io.k8s.api.apps.v1.StatefulSetCondition.*',
+  'io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerCondition.*',
+  'io.k8s.api.batch.v1.JobCondition.*',
+  'io.k8s.api.core.v1.ComponentCondition.*',
+  'io.k8s.api.core.v1.NamespaceCondition.*',
+  'io.k8s.api.core.v1.NodeCondition.*',
+  'io.k8s.api.core.v1.PersistentVolumeClaimCondition.*',
+  'io.k8s.api.core.v1.PodCondition.*',
+  'io.k8s.api.core.v1.ReplicationControllerCondition.*',
+  'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionCondition.*',
+  'io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceCondition.*',
 ]);
 
 /**
