@@ -1,11 +1,30 @@
 // The few things every handler does with a raw request/response, for both
 // HTTP/1.1 and HTTP/2 (node:http2 compatibility API).
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import { requestEntityTooLarge, StatusError, type Status } from '../../shared/api/status';
 
 export type Req = IncomingMessage | Http2ServerRequest;
 export type Res = ServerResponse | Http2ServerResponse;
+
+/** An HTTP/1.1 request asking for an upgrade: the raw socket, and bytes the client sent after the head. */
+export interface Upgrade {
+  socket: Duplex;
+  head: Buffer;
+}
+
+const UPGRADE = Symbol('upgrade');
+
+/** Marks req as an upgrade request (the server's 'upgrade' event). */
+export function markUpgrade(req: IncomingMessage, u: Upgrade): void {
+  (req as unknown as Record<symbol, Upgrade>)[UPGRADE] = u;
+}
+
+/** The upgrade of an upgrade request; undefined for ordinary requests. */
+export function upgradeOf(req: Req): Upgrade | undefined {
+  return (req as unknown as Record<symbol, Upgrade | undefined>)[UPGRADE];
+}
 
 /** Reads the whole body, refusing more than limit bytes with 413. */
 export function readBody(req: Req, limit: number): Promise<Buffer> {

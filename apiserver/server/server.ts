@@ -2,6 +2,9 @@
 // chain (authentication, max-in-flight, authorization, timeout), the routes
 // (resources, discovery, health, version), post-start hooks and graceful shutdown.
 import http2 from 'node:http2';
+import { ServerResponse, type IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { logger } from '../../shared/log';
 import { StatusError, tooManyRequests, timeout as timeoutError, type Status } from '../../shared/api/status';
 import type { Storage } from '../storage/interface';
@@ -16,7 +19,7 @@ import { HealthEndpoint } from './health';
 import type { AuditHandle } from '../auth/types';
 import type { APIServerMetrics } from './metrics';
 import { METRICS_CONTENT_TYPE } from '../../shared/metrics/registry';
-import { send, sendJSON, type Req, type Res } from './http';
+import { markUpgrade, send, sendJSON, type Req, type Res } from './http';
 import type { ServingTLS } from './tls';
 import { RequestAbort } from './request-abort';
 
@@ -126,6 +129,17 @@ export class APIServer {
       },
       (req, res) => this.track(this.handle(req, res)),
     );
+    // HTTP/1.1 upgrades (exec, attach, port-forward over SPDY or WebSocket) take the same
+    // filter chain; the response object writes on the raw socket until a handler takes it over.
+    this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      socket.on('error', () => {});
+      markUpgrade(req, { socket, head });
+      const res = new ServerResponse(req);
+      res.shouldKeepAlive = false;
+      res.assignSocket(socket as Socket);
+      res.on('finish', () => socket.end());
+      this.track(this.handle(req, res));
+    });
     this.server.on('sessionError', () => {});
     this.server.on('tlsClientError', () => {});
     const server = this.server;
@@ -192,6 +206,10 @@ export class APIServer {
       }
       try {
         await security.authorize(user, info, req);
+        // A WebSocket upgrade is a GET ("get"); exec, attach and portforward also need "create"
+        // on the subresource, whatever the protocol (kubernetes/kubernetes#133515).
+        if (info.verb !== 'create' && isStreamingConnect(info))
+          await security.authorize(user, { ...info, verb: 'create' }, req);
       } catch (err) {
         if (audit) audit.annotations['authorization.k8s.io/decision'] = 'forbid';
         throw err;
@@ -381,6 +399,15 @@ export class APIServer {
 }
 
 const CLIENT_GONE = new Error('the client closed the connection');
+
+function isStreamingConnect(info: RequestInfo): boolean {
+  return (
+    info.isResourceRequest &&
+    info.apiGroup === '' &&
+    info.resource === 'pods' &&
+    ['exec', 'attach', 'portforward'].includes(info.subresource)
+  );
+}
 
 function isHealthPath(path: string): boolean {
   return /^\/(healthz|livez|readyz)(\/|$)/.test(path);

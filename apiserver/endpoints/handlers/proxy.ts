@@ -1,9 +1,16 @@
-// Connect subresources (pods/log; nodes/, pods/ and services/ proxy): the registry
+// Connect subresources (pods/log; nodes/, pods/ and services/ proxy; exec, attach and
+// portforward, see stream.ts): the registry
 // says where the request goes; this streams it there and the answer back.
 import { StatusError } from '../../../shared/api/status';
 import { PassThrough } from 'node:stream';
 import type { Scope } from '../scope';
 import type { ServerResponse } from 'node:http';
+import { upgradeOf } from '../../server/http';
+import type { StreamKind } from '../../registry/strategies/pod-stream';
+import { handleStream } from './stream';
+
+/** The connect subresources that need an upgraded connection. */
+const STREAMING = new Set(['exec', 'attach', 'portforward']);
 
 const HOP_BY_HOP = new Set([
   'connection',
@@ -20,6 +27,7 @@ export async function handleProxy(s: Scope): Promise<void> {
   const sub = s.sub!;
   const subpath = s.info.parts.slice(3).join('/');
   const loc = await sub.custom!.locate!(s.ctx, s.info.name, s.served, s.query, subpath);
+  if (STREAMING.has(sub.name)) return handleStream(s, loc, upgradeOf(s.req), sub.name as StreamKind);
   // Loaded on first use: most apiservers never proxy, and undici is a large module.
   const { Agent, request } = await import('undici');
   const dispatcher = new Agent({
