@@ -3,13 +3,20 @@
 //   tkube down    stop a cluster started with `tkube up --detach`
 import { Command } from 'commander';
 import { relative, resolve } from 'node:path';
-import { LocalCluster, stopRecordedCluster, type Step } from '../shared/cluster/local-cluster';
+import { containerdMissing } from '../shared/cluster/containerd';
+import {
+  LocalCluster,
+  stopRecordedCluster,
+  type NodeRuntime,
+  type Step,
+} from '../shared/cluster/local-cluster';
 import { writeComponentKubeconfig } from '../shared/cluster/credentials';
 
 const LABELS: Record<Step, string> = {
   apiserver: 'Starting the apiserver',
   credentials: 'Writing component credentials',
   'controller-manager': 'Starting the controller manager',
+  images: 'Building the offline images and starting containerd per node',
   nodes: 'Starting node agents and waiting for Ready nodes',
   ready: 'Cluster ready',
 };
@@ -45,6 +52,20 @@ function progressDisplay() {
   };
 }
 
+/** --runtime, or containerd when it can run here, else fake with one line saying why. */
+function chooseRuntime(asked: string | undefined): NodeRuntime {
+  if (asked !== undefined && asked !== 'fake' && asked !== 'containerd')
+    throw new Error(`--runtime must be containerd or fake, not "${asked}"`);
+  const missing = containerdMissing();
+  if (asked === 'containerd' && missing) throw new Error(`--runtime containerd: ${missing}`);
+  if (asked) return asked;
+  if (!missing) return 'containerd';
+  console.log(
+    `Nodes use the fake runtime (no processes run): ${missing} (scripts/setup.sh installs it as root).`,
+  );
+  return 'fake';
+}
+
 const program = new Command('tkube').description(
   'A Kubernetes-compatible control plane in one process tree: local clusters in one command.',
 );
@@ -63,9 +84,20 @@ program
   .option('--port <port>', 'apiserver secure port', (v) => parseInt(v, 10), 6443)
   .option('--etcd-servers <urls>', 'use etcd (comma-separated URLs) instead of the embedded store')
   .option('--no-controller-manager', 'do not start the controller manager')
+  .option(
+    '--runtime <runtime>',
+    'how nodes run pods: containerd (a containerd per node, real containers) or fake (no processes); default: containerd when it is installed',
+  )
+  .option(
+    '--registries <file>',
+    "registry mirrors for containerd, as k3s' registries.yaml (mirrors: {docker.io: {endpoint: [...]}})",
+  )
   .option('--detach', 'leave the cluster running in the background (stop it with tkube down)')
   .action(async (o) => {
+    const runtime = chooseRuntime(o.runtime);
     const cluster = new LocalCluster({
+      runtime,
+      registriesFile: o.registries ? resolve(o.registries) : undefined,
       dataDir: o.dataDir,
       nodes: o.nodes,
       apiserverPort: o.port,
@@ -95,7 +127,7 @@ program
     }
     const kc = resolve(cluster.kubeconfig);
     console.log(`
-tkube is running: apiserver ${cluster.server}, ${o.nodes} node(s)${o.etcdServers ? `, etcd ${o.etcdServers}` : ', embedded store'}
+tkube is running: apiserver ${cluster.server}, ${o.nodes} node(s) on the ${runtime} runtime${o.etcdServers ? `, etcd ${o.etcdServers}` : ', embedded store'}
 
   export KUBECONFIG=${kc}
   kubectl get nodes

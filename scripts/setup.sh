@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
 # Installs what a fresh clone needs before building, testing or starting tkube.
-#   --with-etcd  also install Debian's etcd-server (used by the etcd3 tests) when absent and root
-#   --quiet      print nothing when there is nothing to do
+#   --with-runtime  also install the container runtime of real pods when absent and root:
+#                   Debian's containerd, runc, containernetworking-plugins, busybox-static
+#                   (the offline images are built from it) and skopeo
+#   --with-etcd     also install what the tests need: the runtime above, Debian's etcd-server
+#                   (the etcd3 tests), docker-registry (a registry on 127.0.0.1 for the mirror
+#                   tests) and python3-kubernetes (the Python client tests)
+#   --quiet         print nothing when there is nothing to do
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-with_etcd=0 quiet=0
+with_runtime=0 with_tests=0 quiet=0
 for arg in "$@"; do
   case "$arg" in
-    --with-etcd) with_etcd=1 ;;
+    --with-runtime) with_runtime=1 ;;
+    --with-etcd) with_tests=1 with_runtime=1 ;;
     --quiet) quiet=1 ;;
     *) echo "setup.sh: unknown argument $arg" >&2; exit 2 ;;
   esac
@@ -23,15 +29,31 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
   npm install --no-audit --no-fund
 fi
 
-if [ "$with_etcd" = 1 ] && ! command -v etcd >/dev/null 2>&1; then
+# Debian packages: "<package>:<file it provides>" for each one wanted and missing.
+wanted=()
+if [ "$with_runtime" = 1 ]; then
+  wanted+=(containerd:/usr/bin/containerd runc:/usr/sbin/runc containernetworking-plugins:/usr/lib/cni/bridge
+    busybox-static:/bin/busybox skopeo:/usr/bin/skopeo iproute2:/sbin/ip)
+fi
+if [ "$with_tests" = 1 ]; then
+  wanted+=(etcd-server:/usr/bin/etcd docker-registry:/usr/bin/docker-registry
+    python3-kubernetes:/usr/lib/python3/dist-packages/kubernetes/__init__.py)
+fi
+missing=()
+for w in "${wanted[@]}"; do
+  [ -e "${w#*:}" ] || missing+=("${w%%:*}")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    say "installing Debian's etcd-server"
+    say "installing Debian's ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq >/dev/null || true
-    apt-get install -y -qq --no-install-recommends etcd-server >/dev/null
-    # The package may start a system etcd on 2379; tests start their own on free ports.
-    if command -v service >/dev/null 2>&1; then service etcd stop >/dev/null 2>&1 || true; fi
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    # Packages may start system services; tkube and the tests start their own on private ports/sockets.
+    if command -v service >/dev/null 2>&1; then
+      for s in etcd containerd docker-registry; do service "$s" stop >/dev/null 2>&1 || true; done
+    fi
   else
-    echo "setup: etcd is not installed and cannot be installed here (need root and apt-get); etcd3 tests will be skipped" >&2
+    echo "setup: ${missing[*]} not installed and cannot be installed here (need root and apt-get); the tests that need them are skipped, and tkube up uses the fake runtime" >&2
   fi
 fi

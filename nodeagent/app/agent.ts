@@ -16,7 +16,10 @@ import { MetricsRegistry } from '../../shared/metrics/registry';
 import { processMetrics } from '../../shared/metrics/process';
 import { featureGates } from '../../shared/options/feature-gates';
 import { NodeLeaseController } from '../lease/lease';
+import { CriClient } from '../cri/client';
+import { CriRuntime } from '../cri/runtime';
 import { PodManager } from '../pods/manager';
+import { podLogDirectory } from '../pods/pod-logs';
 import { FakeRuntime } from '../pods/runtime-fake';
 import type { ContainerRuntime } from '../pods/runtime';
 import { FileSource, HttpSource } from '../pods/sources';
@@ -64,6 +67,50 @@ function goArch(): string {
   return process.arch === 'x64' ? 'amd64' : process.arch;
 }
 
+/** The container runtime of --runtime: the fake one, or the CRI runtime (connected, its pods adopted). */
+async function startRuntime(
+  cfg: NodeAgentConfig,
+  machine: MachineInfo,
+  logsDir: string,
+  clock: Clock,
+): Promise<ContainerRuntime> {
+  const logRotation = { maxSizeBytes: cfg.containerLogMaxSizeBytes, maxFiles: cfg.containerLogMaxFiles };
+  if (cfg.runtime === 'fake') return new FakeRuntime({ clock, logRotation });
+  if (cfg.runtime !== 'remote') throw new Error(`unsupported runtime "${cfg.runtime}"`);
+  const runtime = new CriRuntime({
+    client: new CriClient({
+      runtimeEndpoint: cfg.containerRuntimeEndpoint,
+      imageEndpoint: cfg.imageServiceEndpoint,
+      requestTimeoutMs: cfg.runtimeRequestTimeoutMs,
+    }),
+    clock,
+    pod: {
+      cgroupRoot: cfg.cgroupRoot,
+      clusterDNS: cfg.clusterDNS,
+      clusterDomain: cfg.clusterDomain,
+      resolvConf: cfg.resolvConf,
+    },
+    memoryCapacityBytes: machine.memoryCapacity,
+    podLogDirectory: (pod) => podLogDirectory(logsDir, pod),
+    sandboxImage: cfg.podInfraContainerImage,
+    imageGC: {
+      highThresholdPercent: cfg.imageGCHighThresholdPercent,
+      lowThresholdPercent: cfg.imageGCLowThresholdPercent,
+      minAgeMs: cfg.imageMinimumGCAgeMs,
+    },
+    logRotation,
+  });
+  try {
+    await runtime.init();
+  } catch (err) {
+    await runtime.close();
+    throw new Error(`container runtime at ${cfg.containerRuntimeEndpoint}: ${(err as Error).message}`, {
+      cause: err,
+    });
+  }
+  return runtime;
+}
+
 export async function startNodeAgent(
   cfg: NodeAgentConfig,
   o: { clock?: Clock } = {},
@@ -72,7 +119,6 @@ export async function startNodeAgent(
   featureGates.set(cfg.featureGates);
   for (const w of featureGates.warnings) log.warn(w);
   validateNodeLabels(cfg.nodeLabels);
-  if (cfg.runtime !== 'fake') throw new Error(`unsupported runtime "${cfg.runtime}"`);
   const startTime = clock.now();
 
   const machine = await readMachineInfo();
@@ -98,10 +144,7 @@ export async function startNodeAgent(
     : undefined;
   const recorder = broadcaster ? broadcaster.newRecorder('kubelet', cfg.nodeName) : logRecorder;
 
-  const runtime: ContainerRuntime = new FakeRuntime({
-    clock,
-    logRotation: { maxSizeBytes: cfg.containerLogMaxSizeBytes, maxFiles: cfg.containerLogMaxFiles },
-  });
+  const runtime = await startRuntime(cfg, machine, logsDir, clock);
   const reader = new SystemReader(cfg.rootDir);
   /** Without an apiserver no status loop reads the machine: /stats gets its own readings. */
   let standaloneReadings: Readings | undefined;
@@ -116,6 +159,7 @@ export async function startNodeAgent(
         runtimeVersion,
         read: () => reader.read(clock.now()),
         images: () => runtime.images(),
+        runtimeNotReady: () => runtime.notReadyReason?.() ?? '',
         recorder,
         clock,
         onNode: () => manager.nodeRegistered(),

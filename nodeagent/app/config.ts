@@ -31,6 +31,14 @@ export interface NodeAgentConfig {
   rootDir: string;
   certDir: string;
   runtime: string;
+  containerRuntimeEndpoint: string;
+  imageServiceEndpoint?: string;
+  runtimeRequestTimeoutMs: number;
+  podInfraContainerImage: string;
+  clusterDNS: string[];
+  clusterDomain: string;
+  resolvConf: string;
+  cgroupRoot: string;
 
   address: string;
   port: number;
@@ -224,6 +232,14 @@ export function resolveConfig(values: FlagValues, o: ResolveOptions): NodeAgentC
     rootDir,
     certDir,
     runtime: values.runtime,
+    containerRuntimeEndpoint: values.containerRuntimeEndpoint,
+    imageServiceEndpoint: values.imageServiceEndpoint || undefined,
+    runtimeRequestTimeoutMs: values.runtimeRequestTimeout,
+    podInfraContainerImage: values.podInfraContainerImage,
+    clusterDNS: ((values.clusterDns as string[] | undefined) ?? []).filter(Boolean),
+    clusterDomain: values.clusterDomain ?? '',
+    resolvConf: values.resolvConf ?? '',
+    cgroupRoot: values.cgroupRoot ?? '',
     address: values.address,
     port: values.port,
     readOnlyPort: values.readOnlyPort,

@@ -64,5 +64,12 @@ export function toKubeletConfiguration(c: NodeAgentConfig): Record<string, unkno
     oomScoreAdj: c.oomScoreAdj,
     maxOpenFiles: c.maxOpenFiles,
     featureGates: gates,
+    containerRuntimeEndpoint: c.containerRuntimeEndpoint,
+    ...(c.imageServiceEndpoint ? { imageServiceEndpoint: c.imageServiceEndpoint } : {}),
+    runtimeRequestTimeout: d(c.runtimeRequestTimeoutMs),
+    ...(c.clusterDNS.length ? { clusterDNS: c.clusterDNS } : {}),
+    ...(c.clusterDomain ? { clusterDomain: c.clusterDomain } : {}),
+    resolvConf: c.resolvConf,
+    cgroupRoot: c.cgroupRoot,
   };
 }

@@ -10,7 +10,8 @@ import { parseDuration } from '../../shared/options/duration';
 export const KUBELET_CONFIG_API_VERSION = 'kubelet.config.k8s.io/v1beta1';
 export const KUBELET_CONFIG_KIND = 'KubeletConfiguration';
 
-type FieldKind = 'string' | 'int' | 'bool' | 'duration' | 'evictionMap' | 'taints' | 'headers' | 'gates';
+type FieldKind =
+  'string' | 'strings' | 'int' | 'bool' | 'duration' | 'evictionMap' | 'taints' | 'headers' | 'gates';
 
 /** KubeletConfiguration field path → flag (camelCase attribute) and how to read it. */
 const FIELDS: [string, string, FieldKind][] = [
@@ -61,6 +62,13 @@ const FIELDS: [string, string, FieldKind][] = [
   ['oomScoreAdj', 'oomScoreAdj', 'int'],
   ['maxOpenFiles', 'maxOpenFiles', 'int'],
   ['featureGates', 'featureGates', 'gates'],
+  ['containerRuntimeEndpoint', 'containerRuntimeEndpoint', 'string'],
+  ['imageServiceEndpoint', 'imageServiceEndpoint', 'string'],
+  ['runtimeRequestTimeout', 'runtimeRequestTimeout', 'duration'],
+  ['clusterDNS', 'clusterDns', 'strings'],
+  ['clusterDomain', 'clusterDomain', 'string'],
+  ['resolvConf', 'resolvConf', 'string'],
+  ['cgroupRoot', 'cgroupRoot', 'string'],
 ];
 
 /** Fields of the file with no flag: they keep their own defaults here. */
@@ -79,9 +87,6 @@ const KNOWN_IGNORED = new Set([
   'authentication.x509',
   'authorization',
   'authorization.webhook',
-  'clusterDNS',
-  'clusterDomain',
-  'containerRuntimeEndpoint',
   'enableServer',
   'staticPodURLHeader',
   'evictionHard',
@@ -133,6 +138,10 @@ function convert(path: string, kind: FieldKind, v: unknown): unknown {
   switch (kind) {
     case 'string':
       if (typeof v !== 'string') fail(`expected a string, got ${JSON.stringify(v)}`);
+      return v;
+    case 'strings':
+      if (!Array.isArray(v) || v.some((x) => typeof x !== 'string'))
+        fail(`expected a list of strings, got ${JSON.stringify(v)}`);
       return v;
     case 'int':
       if (typeof v !== 'number' || !Number.isInteger(v))

@@ -15,8 +15,8 @@ const port = (v: number) => (v < 1 || v > 65535 ? 'must be between 1 and 65535, 
 const nonNegative = (v: number) => (v < 0 ? 'must be greater than or equal to 0' : undefined);
 const percent = (v: number) => (v < 0 || v > 100 ? 'must be between 0 and 100, inclusive' : undefined);
 
-/** The runtimes the agent can drive; the fake one runs no processes. */
-export const RUNTIMES = ['fake'];
+/** The runtimes the agent can drive: the fake one runs no processes; remote is a CRI runtime (containerd). */
+export const RUNTIMES = ['fake', 'remote'];
 
 /** The eviction-hard default of the kubelet on Linux (SPEC.md). */
 export const DEFAULT_EVICTION_HARD = 'imagefs.available<15%,memory.available<100Mi,nodefs.available<10%';
@@ -167,9 +167,59 @@ const node: FlagSpec[] = [
     name: 'runtime',
     type: 'string',
     default: 'fake',
-    help: `The container runtime to run pods with. Supported: ${RUNTIMES.join(', ')} (containers "run" without processes; annotations tkube.io/fake-* shape their life).`,
+    help: `The container runtime to run pods with. Supported: ${RUNTIMES.join(', ')}. fake: containers "run" without processes (annotations tkube.io/fake-* shape their life); remote: the CRI runtime at --container-runtime-endpoint (containerd).`,
     validate: (v: string) =>
       RUNTIMES.includes(v) ? undefined : `unsupported runtime "${v}"; supported: ${RUNTIMES.join(', ')}`,
+  },
+];
+
+// The CRI runtime (--runtime=remote) and what pods get from the node.
+const runtime: FlagSpec[] = [
+  {
+    name: 'container-runtime-endpoint',
+    type: 'string',
+    default: 'unix:///run/containerd/containerd.sock',
+    help: 'The endpoint of remote runtime service. UNIX domain sockets are supported on Linux, e.g. unix:///path/to/runtime.sock.',
+  },
+  {
+    name: 'image-service-endpoint',
+    type: 'string',
+    help: 'The endpoint of remote image service. If not specified, it will be the same with --container-runtime-endpoint by default.',
+  },
+  {
+    name: 'runtime-request-timeout',
+    type: 'duration',
+    default: 120_000,
+    help: 'Timeout of all runtime requests except long running request - pull, logs, exec and attach. When timeout exceeded, kubelet will cancel the request, throw out an error and retry later.',
+  },
+  {
+    name: 'pod-infra-container-image',
+    type: 'string',
+    default: 'registry.k8s.io/pause:3.10',
+    help: "Specified image will not be pruned by the image garbage collector. The sandbox image itself is set in the container runtime's configuration.",
+  },
+  {
+    name: 'cluster-dns',
+    type: 'list',
+    help: 'Comma-separated list of DNS server IP address. This value is used for containers DNS server in case of Pods with "dnsPolicy=ClusterFirst".',
+  },
+  {
+    name: 'cluster-domain',
+    type: 'string',
+    default: '',
+    help: "Domain for this cluster. If set, kubelet will configure all containers to search this domain in addition to the host's search domains.",
+  },
+  {
+    name: 'resolv-conf',
+    type: 'string',
+    default: '/etc/resolv.conf',
+    help: 'Resolver configuration file used as the basis for the container DNS resolution configuration.',
+  },
+  {
+    name: 'cgroup-root',
+    type: 'string',
+    default: '',
+    help: "Optional root cgroup to use for pods. This is handled by the container runtime on a best effort basis. Default: '', which means use the container runtime default.",
   },
 ];
 
@@ -315,8 +365,8 @@ const client: FlagSpec[] = [
   },
 ];
 
-// Accepted and shown for compatibility; the fake runtime has no cgroups, CPU
-// manager or swap to act on, so they only appear in /configz.
+// Accepted and shown for compatibility: the agent has no CPU manager or swap
+// handling, and the pods' cgroups are the runtime's (cgroupfs under /kubepods).
 const host: FlagSpec[] = [
   {
     name: 'cpu-manager-policy',
@@ -369,6 +419,7 @@ const host: FlagSpec[] = [
 export const nodeagentFlags: FlagSpec[] = [
   ...node,
   ...serving,
+  ...runtime,
   ...auth,
   ...pods,
   ...status,

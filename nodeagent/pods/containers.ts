@@ -28,6 +28,8 @@ function pullPolicy(c: any): string {
 export class ContainerLifecycle {
   /** Per pod uid/container: the current backoff and when it was last lengthened. */
   private readonly backoffs = new Map<string, { durationMs: number; lastUpdate: number }>();
+  /** Per pod uid/container: the image pull backoff after a failed pull. */
+  private readonly pullBackoffs = new Map<string, { ms: number; until: number }>();
 
   constructor(
     private readonly d: {
@@ -62,8 +64,30 @@ export class ContainerLifecycle {
         kind,
       );
     } else {
+      const key = `${rec.uid}/${c.name}`;
+      const backoff = this.pullBackoffs.get(key);
+      if (backoff && this.d.clock.now() < backoff.until) {
+        s.waiting = { reason: 'ImagePullBackOff', message: `Back-off pulling image "${c.image}"` };
+        event.emit(rec, c, 'Normal', 'BackOff', 'Pull', `Back-off pulling image "${c.image}"`, kind);
+        this.d.wakeAt(rec, backoff.until);
+        return false;
+      }
       event.emit(rec, c, 'Normal', 'Pulling', 'Pull', `Pulling image "${c.image}"`, kind);
-      const r = await this.d.runtime.pullImage(c.image);
+      let r: Awaited<ReturnType<ContainerRuntime['pullImage']>>;
+      try {
+        r = await this.d.runtime.pullImage(c.image);
+      } catch (err) {
+        // kubelet's ErrImagePull, then ImagePullBackOff: 10 s doubling to 5 min between attempts.
+        const ms = Math.min(backoff ? backoff.ms * 2 : BACKOFF.initialMs, BACKOFF.maxMs);
+        this.pullBackoffs.set(key, { ms, until: this.d.clock.now() + ms });
+        const message = `Failed to pull image "${c.image}": ${(err as Error).message}`;
+        s.waiting = { reason: 'ErrImagePull', message };
+        event.emit(rec, c, 'Warning', 'Failed', 'Pull', message, kind);
+        event.emit(rec, c, 'Warning', 'Failed', 'Pull', 'Error: ErrImagePull', kind);
+        this.d.wakeAt(rec, this.d.clock.now() + ms);
+        return false;
+      }
+      this.pullBackoffs.delete(key);
       const took = formatDuration(r.durationMs);
       event.emit(
         rec,
@@ -76,7 +100,17 @@ export class ContainerLifecycle {
       );
     }
     const path = this.d.logs.path(rec, c.name, s.restartCount);
-    const created = await this.d.runtime.createContainer(rec.pod, c, kind, s.restartCount, path);
+    let created: ContainerRecord;
+    try {
+      created = await this.d.runtime.createContainer(rec.pod, c, kind, s.restartCount, path);
+    } catch (err) {
+      // kubelet's CreateContainerError: the container waits and the next sync tries again.
+      const message = (err as Error).message;
+      s.waiting = { reason: 'CreateContainerError', message };
+      event.emit(rec, c, 'Warning', 'Failed', 'Create', `Error: ${message}`, kind);
+      this.d.wakeAt(rec, this.d.clock.now() + BACKOFF.initialMs);
+      return false;
+    }
     this.d.logs.link(rec, c.name, created);
     event.emit(rec, c, 'Normal', 'Created', 'Create', `Created container: ${c.name}`, kind);
     s.current = created;
@@ -144,6 +178,9 @@ export class ContainerLifecycle {
 
   /** The pod is gone: its backoffs with it. */
   forget(rec: PodRecord): void {
-    for (const name of rec.containers.keys()) this.backoffs.delete(`${rec.uid}/${name}`);
+    for (const name of rec.containers.keys()) {
+      this.backoffs.delete(`${rec.uid}/${name}`);
+      this.pullBackoffs.delete(`${rec.uid}/${name}`);
+    }
   }
 }

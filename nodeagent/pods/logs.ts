@@ -96,23 +96,33 @@ export class ContainerLogWriter {
 
   /** Moves the current file aside and keeps at most maxFiles files in all. */
   rotate(now = this.clock.now()): void {
-    if (!existsSync(this.path)) return;
-    let target = `${this.path}.${rotationStamp(now)}`;
-    for (let i = 1; existsSync(target) || existsSync(`${target}.gz`); i++)
-      target = `${this.path}.${rotationStamp(now)}-${i}`;
-    renameSync(this.path, target);
+    if (!moveLogAside(this.path, now)) return;
     writeFileSync(this.path, '');
-    const rotated = rotatedFiles(this.path);
-    // Compress all but the newest rotated file.
-    for (const f of rotated.slice(0, -1)) {
-      if (f.endsWith('.gz')) continue;
-      writeFileSync(`${f}.gz`, gzipSync(readFileSync(f)));
-      rmSync(f, { force: true });
-    }
-    const all = rotatedFiles(this.path);
-    const excess = all.length + 1 - this.rotation.maxFiles;
-    for (const f of all.slice(0, Math.max(0, excess))) rmSync(f, { force: true });
+    compressAndPrune(this.path, this.rotation);
   }
+}
+
+/** Renames a log file to <path>.<stamp> (the kubelet's rotation step); false when there is none. */
+export function moveLogAside(path: string, now: number): string | undefined {
+  if (!existsSync(path)) return undefined;
+  let target = `${path}.${rotationStamp(now)}`;
+  for (let i = 1; existsSync(target) || existsSync(`${target}.gz`); i++)
+    target = `${path}.${rotationStamp(now)}-${i}`;
+  renameSync(path, target);
+  return target;
+}
+
+/** After a rotation: gzip all rotated files but the newest, and keep at most maxFiles files in all. */
+export function compressAndPrune(path: string, rotation: LogRotation): void {
+  const rotated = rotatedFiles(path);
+  for (const f of rotated.slice(0, -1)) {
+    if (f.endsWith('.gz')) continue;
+    writeFileSync(`${f}.gz`, gzipSync(readFileSync(f)));
+    rmSync(f, { force: true });
+  }
+  const all = rotatedFiles(path);
+  const excess = all.length + 1 - rotation.maxFiles;
+  for (const f of all.slice(0, Math.max(0, excess))) rmSync(f, { force: true });
 }
 
 export interface LogOptions {

@@ -13,13 +13,14 @@
 //   containers.ts       one container: pull, start, restart with backoff, stop
 //   status-reporter.ts  the status computed and written to pods/status
 //   mirrors.ts          mirror pods of the static pods
-//   network.ts          pod addresses
+//   network.ts          pod sandboxes and addresses
 //   pod-logs.ts         log file paths and links, the /containerLogs lookup
 //   pod-events.ts       events on the pod and its containers
 import type { Client } from '../../shared/client/client';
 import { realClock, type Clock } from '../../shared/client/clock';
 import type { KubeObject } from '../../shared/client/types';
 import type { EventRecorder } from '../../shared/events';
+import { logger } from '../../shared/log';
 import { PodAdmission } from './admission';
 import { ContainerLifecycle } from './containers';
 import { MirrorPods } from './mirrors';
@@ -32,6 +33,8 @@ import { isMirrorPod, type PodSource } from './static';
 import { PodStatusReporter } from './status-reporter';
 import { PodSyncQueue } from './sync-queue';
 import { PodWorker } from './worker';
+
+const log = logger('nodeagent/pods');
 
 export interface PodManagerOptions {
   /** Absent in standalone mode (no --kubeconfig): static pods only, no API writes. */
@@ -76,7 +79,7 @@ export class PodManager {
       requestSync,
     });
     const events = new PodEvents(o.recorder, this.mirrors);
-    this.network = new PodNetwork(o);
+    this.network = new PodNetwork({ ...o, events });
     this.logs = new PodLogs({ logsDir: o.logsDir, records, runtime: o.runtime });
     const status = new PodStatusReporter({
       clock,
@@ -169,6 +172,19 @@ export class PodManager {
     this.network.reserveKnownAddresses(waiting);
     for (const rec of waiting) this.admission.admit(rec);
     void this.syncMirrors();
+    void this.removeOrphans();
+  }
+
+  /** Sandboxes the runtime still has of pods no source wants any more (deleted while the agent was down). */
+  private async removeOrphans(): Promise<void> {
+    const runtime = this.o.runtime;
+    for (const uid of runtime.podUIDs?.() ?? []) {
+      if (this.table.get(uid)) continue;
+      await runtime
+        .removeSandbox?.(uid)
+        .catch((err) => log.warn('removing an orphaned pod failed', { uid, err: String(err) }));
+      log.info('orphaned pod removed from the runtime', { uid });
+    }
   }
 
   /** The Node was registered (mirror pods can be owned by it now). */

@@ -1,9 +1,15 @@
-// Pod addresses: host-network pods take the node's address; the others get one
-// from the pod CIDR (ipam.ts) once the network is ready, keep the one the API
-// already shows after an agent restart, and give it back when they finish.
+// Pod sandboxes and addresses. With a runtime that has sandboxes (CRI), the
+// sandbox is made before the first container and its IP comes from the
+// runtime's network (CNI); a failed sandbox is kubelet's
+// FailedCreatePodSandBox, retried later. With the fake runtime, host-network
+// pods take the node's address and the others get one from the pod CIDR
+// (ipam.ts) once the network is ready, keep the one the API already shows
+// after an agent restart, and give it back when they finish.
 import { logger } from '../../shared/log';
 import { PodIPAllocator } from './ipam';
+import type { PodEvents } from './pod-events';
 import { isTerminalPhase, type PodRecord } from './records';
+import type { ContainerRuntime } from './runtime';
 
 const log = logger('nodeagent/pods');
 
@@ -20,6 +26,8 @@ export class PodNetwork {
       podCIDR(): string | undefined;
       /** False until pods can get addresses (the Node, which may carry the pod CIDR, is known). */
       networkReady?(): boolean;
+      runtime: ContainerRuntime;
+      events: PodEvents;
     },
   ) {}
 
@@ -44,22 +52,56 @@ export class PodNetwork {
     }
   }
 
-  /** The pod's addresses; false while the network is not ready. */
-  ensure(rec: PodRecord): boolean {
-    if (rec.podIPs.length) return true;
+  /**
+   * The pod's sandbox and addresses: ready, waiting (the network is not ready yet), or failed
+   * (the runtime could not make the sandbox; the event says why).
+   */
+  async ensure(rec: PodRecord): Promise<'ready' | 'waiting' | 'failed'> {
+    const runtime = this.d.runtime;
+    if (runtime.ensureSandbox) {
+      if (this.d.networkReady && !this.d.networkReady()) return 'waiting';
+      try {
+        const sb = await runtime.ensureSandbox(rec.pod);
+        rec.podIPs = sb.podIPs.length
+          ? sb.podIPs
+          : rec.pod.spec?.hostNetwork
+            ? this.d.nodeIPs().slice(0, 1)
+            : [];
+        return 'ready';
+      } catch (err) {
+        this.d.events.emit(
+          rec,
+          undefined,
+          'Warning',
+          'FailedCreatePodSandBox',
+          'CreatePodSandbox',
+          `Failed to create pod sandbox: ${(err as Error).message}`,
+        );
+        return 'failed';
+      }
+    }
+    if (rec.podIPs.length) return 'ready';
     if (rec.pod.spec?.hostNetwork) {
       rec.podIPs = this.d.nodeIPs().slice(0, 1);
-      return true;
+      return 'ready';
     }
     const ipam = this.allocator();
-    if (!ipam) return false;
+    if (!ipam) return 'waiting';
     const known = rec.pod.status?.podIP;
     if (known && ipam.reserve(rec.uid, known)) rec.podIPs = [known];
     else rec.podIPs = [ipam.allocate(rec.uid)];
-    return true;
+    return 'ready';
   }
 
-  release(rec: PodRecord): void {
+  /** The pod finished: its sandbox stops (its address is given back); exited containers stay. */
+  async release(rec: PodRecord): Promise<void> {
     this.ipam?.release(rec.uid);
+    await this.d.runtime.stopSandbox?.(rec.uid);
+  }
+
+  /** The pod is gone: its sandbox is removed with whatever is left in it. */
+  async remove(rec: PodRecord): Promise<void> {
+    this.ipam?.release(rec.uid);
+    await this.d.runtime.removeSandbox?.(rec.uid);
   }
 }

@@ -23,6 +23,12 @@ export class LogLookupError extends Error {
   }
 }
 
+/** A pod's log directory under <root-dir>/logs (the CRI sandbox's log_directory). */
+export function podLogDirectory(logsDir: string, pod: any): string {
+  const md = pod.metadata;
+  return join(logsDir, 'pods', `${md.namespace}_${md.name}_${md.uid}`);
+}
+
 export class PodLogs {
   constructor(
     private readonly d: {
@@ -34,8 +40,7 @@ export class PodLogs {
   ) {}
 
   private podDir(rec: PodRecord): string {
-    const md = rec.pod.metadata;
-    return join(this.d.logsDir, 'pods', `${md.namespace}_${md.name}_${rec.uid}`);
+    return podLogDirectory(this.d.logsDir, rec.pod);
   }
 
   /** The log file of one instance of a container (restartCount numbers the instances). */

@@ -17,6 +17,7 @@
 // The per-container form (key suffixed with ".<container name>") wins over the pod-wide one.
 import { createHash, randomBytes } from 'node:crypto';
 import { realClock, type Clock, type Timer } from '../../shared/client/clock';
+import { normalizeImage } from './image-names';
 import { ContainerLogWriter, type LogRotation } from './logs';
 import type { ContainerKind, ContainerRecord, ContainerRuntime, PullResult, RuntimeImage } from './runtime';
 
@@ -72,29 +73,6 @@ export function fakeBehaviour(
     logIntervalMs: interval !== undefined && interval > 0 ? interval * 1000 : undefined,
     stopMs: Math.max(0, stop * 1000),
   };
-}
-
-/** docker.io normalisation of an image reference (repository and tag). */
-export function normalizeImage(image: string): { repository: string; tag: string } {
-  let name = image;
-  let tag = 'latest';
-  const at = name.indexOf('@');
-  if (at >= 0) {
-    tag = name.slice(at + 1);
-    name = name.slice(0, at);
-  } else {
-    const slash = name.lastIndexOf('/');
-    const colon = name.lastIndexOf(':');
-    if (colon > slash) {
-      tag = name.slice(colon + 1);
-      name = name.slice(0, colon);
-    }
-  }
-  const first = name.split('/')[0];
-  const hasRegistry =
-    name.includes('/') && (first.includes('.') || first.includes(':') || first === 'localhost');
-  if (!hasRegistry) name = name.includes('/') ? `docker.io/${name}` : `docker.io/library/${name}`;
-  return { repository: name, tag };
 }
 
 interface FakeImage {

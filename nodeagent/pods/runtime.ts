@@ -37,6 +37,16 @@ export interface PullResult {
   durationMs: number;
 }
 
+/** Registry credentials for a pull (from the pod's imagePullSecrets), as the CRI's AuthConfig. */
+export interface RegistryAuth {
+  serverAddress: string;
+  username?: string;
+  password?: string;
+  auth?: string;
+  identityToken?: string;
+  registryToken?: string;
+}
+
 export interface RuntimeImage {
   /** Digest reference first, then the tagged name. */
   names: string[];
@@ -82,15 +92,20 @@ export interface ContainerRuntime {
   readonly type: string;
   readonly version: string;
   hasImage(image: string): boolean;
-  pullImage(image: string): Promise<PullResult>;
+  /** Pulls an image, trying each of the credentials that match its registry (none: anonymous). */
+  pullImage(image: string, auths?: RegistryAuth[]): Promise<PullResult>;
   images(): RuntimeImage[];
   /**
    * Makes sure the pod's sandbox (network namespace, address) exists; called before its first
    * container and on every sync. Absent: the runtime has no sandboxes (fake).
    */
   ensureSandbox?(pod: any): Promise<SandboxResult>;
+  /** Stops the pod's sandbox (its network is given back); its exited containers stay. */
+  stopSandbox?(podUID: string): Promise<void>;
   /** Stops and removes the pod's sandbox and whatever is left in it. */
   removeSandbox?(podUID: string): Promise<void>;
+  /** The uids of every pod the runtime has a sandbox or container of (to clean up those no source wants). */
+  podUIDs?(): string[];
   /** Creates a container of pod (its spec `container`) writing its log to logPath. */
   createContainer(
     pod: any,
@@ -122,6 +137,8 @@ export interface ContainerRuntime {
   streamURL?(req: StreamRequest): Promise<string>;
   /** The containers of a pod, oldest first. */
   containers(podUID: string): ContainerRecord[];
+  /** "" when the runtime and its network are ready, else why not (for the Node's Ready condition). */
+  notReadyReason?(): string;
   /** Called whenever a container exits (on its own or stopped). */
   onExit(listener: (c: ContainerRecord) => void): void;
   /** Stops timers; containers are left as they are (a real runtime keeps them running). */

@@ -14,7 +14,7 @@ import type { PodNetwork } from './network';
 import type { PodEvents } from './pod-events';
 import type { PodLogs } from './pod-logs';
 import { containerState, graceSeconds, isTerminalPhase, type PodRecord, type PodRecords } from './records';
-import type { ContainerKind, ContainerRuntime } from './runtime';
+import type { ContainerKind, ContainerRecord, ContainerRuntime } from './runtime';
 import type { PodStatusReporter } from './status-reporter';
 import { isSidecar, podFullName, rejectedPodStatus } from './status';
 
@@ -60,11 +60,16 @@ export class PodWorker {
     await this.runPod(rec);
   }
 
-  /** After an agent restart: containers the API reports running are taken over, not restarted. */
+  /**
+   * After an agent restart: the pod's containers are taken over, not restarted — those the runtime
+   * still has (CRI: found by their labels), else those the API reports running (fake).
+   */
   private adopt(rec: PodRecord): void {
     rec.adopted = true;
     const runtime = this.d.runtime;
-    if (!runtime.adoptContainer || runtime.containers(rec.uid).length) return;
+    const known = runtime.containers(rec.uid);
+    if (known.length) return this.adoptFromRuntime(rec, known);
+    if (!runtime.adoptContainer) return;
     const all: [any, ContainerKind, any[]][] = [
       [rec.pod.spec?.initContainers ?? [], 'init', rec.pod.status?.initContainerStatuses ?? []],
       [rec.pod.spec?.containers ?? [], 'regular', rec.pod.status?.containerStatuses ?? []],
@@ -86,14 +91,32 @@ export class PodWorker {
     if (any && rec.pod.status?.startTime) rec.startTime = Date.parse(rec.pod.status.startTime);
   }
 
+  /** The newest instance of each container is its current one, the one before it its last; attempts count restarts. */
+  private adoptFromRuntime(rec: PodRecord, known: ContainerRecord[]): void {
+    const specs = [...(rec.pod.spec?.initContainers ?? []), ...(rec.pod.spec?.containers ?? [])];
+    for (const c of specs) {
+      const s = containerState(rec, c.name);
+      if (s.current) continue;
+      const mine = known.filter((k) => k.name === c.name).sort((a, b) => a.attempt - b.attempt);
+      if (!mine.length) continue;
+      s.current = mine[mine.length - 1];
+      s.last = mine.length > 1 ? mine[mine.length - 2] : undefined;
+      s.restartCount = s.current.attempt;
+      this.d.logs.link(rec, c.name, s.current);
+    }
+    const started = rec.pod.status?.startTime ? Date.parse(rec.pod.status.startTime) : undefined;
+    rec.startTime ??= started ?? Math.min(...known.map((k) => k.createdAt));
+  }
+
   private async runPod(rec: PodRecord): Promise<void> {
     const pod = rec.pod;
     const { containers, status } = this.d;
     if (!rec.adopted) this.adopt(rec);
     rec.startTime ??= this.d.clock.now();
-    if (!this.d.network.ensure(rec)) {
-      // The kubelet's "network is not ready": containers wait in ContainerCreating.
-      this.d.wakeAt(rec, this.d.clock.now() + 1000);
+    const sandbox = await this.d.network.ensure(rec);
+    if (sandbox !== 'ready') {
+      // The kubelet's "network is not ready" or a failed sandbox: containers wait in ContainerCreating.
+      this.d.wakeAt(rec, this.d.clock.now() + (sandbox === 'waiting' ? 1000 : 10_000));
       await status.send(rec, status.compute(rec, false));
       return;
     }
@@ -179,7 +202,7 @@ export class PodWorker {
         return;
       }
       rec.terminal = true;
-      this.d.network.release(rec);
+      await this.d.network.release(rec);
       next = status.compute(rec, true);
     }
     await status.send(rec, next);
@@ -203,7 +226,7 @@ export class PodWorker {
       return;
     }
     rec.terminal = true;
-    this.d.network.release(rec);
+    await this.d.network.release(rec);
     await this.d.status.send(rec, this.d.status.compute(rec, true));
     if (rec.source === 'api') await this.finalDelete(rec);
   }
@@ -238,7 +261,7 @@ export class PodWorker {
     );
     for (const c of runtime.containers(rec.uid)) await runtime.removeContainer(c.id);
     for (const t of rec.timers) t.cancel();
-    this.d.network.release(rec);
+    await this.d.network.remove(rec);
     this.d.containers.forget(rec);
     this.d.records.delete(rec.uid);
     this.d.logs.remove(rec);

@@ -37,6 +37,8 @@ export interface NodeStatusDeps {
   /** Current machine readings (memory, filesystem, pids). */
   read(): Promise<Readings>;
   images(): NodeImage[];
+  /** "" when the container runtime is ready, else kubelet's message for the Ready condition. */
+  runtimeNotReady?(): string;
   recorder: EventRecorder;
   clock?: Clock;
   /** Called with the Node after registration and every status write. */
@@ -122,11 +124,16 @@ export class NodeStatusManager {
     };
   }
 
+  private readiness(): { ok: boolean; message?: string } {
+    const why = this.d.runtimeNotReady?.() ?? '';
+    return why ? { ok: false, message: why } : { ok: true };
+  }
+
   private conditions(previous: any[] | undefined): any[] {
     return nodeConditions(
       previous,
       {
-        ready: { ok: true },
+        ready: this.readiness(),
         pressure: {
           MemoryPressure: this.pressure.underPressure('MemoryPressure'),
           DiskPressure: this.pressure.underPressure('DiskPressure'),

@@ -1,12 +1,26 @@
 // A whole local cluster as processes: apiserver (embedded store or etcd),
 // controller manager and node agents, each with its own credentials, in one
-// data directory that a restart reuses. Used by `tkube up` and the e2e tests.
+// data directory that a restart reuses — and, with the containerd runtime, a
+// containerd per node (containerd.ts) started before its agent and stopped
+// after it. Used by `tkube up` and the e2e tests.
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { startExecutable, getWithKubeconfig, waitForHTTP, waitUntil, type Proc } from './process';
+import { CriClient } from '../../nodeagent/cri/client';
+import {
+  cleanUpHost,
+  removeAllPods,
+  SANDBOX_IMAGE,
+  startContainerd,
+  type RunningContainerd,
+} from './containerd';
+import { DIST, startExecutable, getWithKubeconfig, waitForHTTP, waitUntil, type Proc } from './process';
 import { writeComponentKubeconfig } from './credentials';
 
-export type Step = 'apiserver' | 'credentials' | 'controller-manager' | 'nodes' | 'ready';
+export type Step = 'apiserver' | 'credentials' | 'controller-manager' | 'images' | 'nodes' | 'ready';
+
+/** How the node agents run pods: without processes, or in containers through their own containerd. */
+export type NodeRuntime = 'fake' | 'containerd';
 
 export interface LocalClusterOptions {
   dataDir: string;
@@ -22,6 +36,12 @@ export interface LocalClusterOptions {
   apiserverArgs?: string[];
   controllerManagerArgs?: string[];
   nodeagentArgs?: (i: number) => string[];
+  /** Default fake. */
+  runtime?: NodeRuntime;
+  /** containerd: a k3s-style registries.yaml with registry mirrors for every node. */
+  registriesFile?: string;
+  /** Node i's pod CIDR; default 10.244.<i>.0/24. */
+  podCIDR?: (i: number) => string;
   /** Keep the processes running after this process exits. */
   detached?: boolean;
   timeoutMs?: number;
@@ -30,14 +50,20 @@ export interface LocalClusterOptions {
 
 export interface ClusterState {
   pids: { name: string; pid: number }[];
+  /** The nodes' containerds (their pods are removed through the CRI before they stop). */
+  containerds?: { pid: number; endpoint: string; dataDir: string }[];
   kubeconfig: string;
   server: string;
 }
 
 export const nodeName = (i: number) => `tkube-node-${i + 1}`;
 
+/** The default pod CIDR of node i (the containerd bridge and the agent's --pod-cidr). */
+export const nodePodCIDR = (i: number) => `10.244.${i}.0/24`;
+
 export class LocalCluster {
   readonly procs: Proc[] = [];
+  readonly containerds: RunningContainerd[] = [];
   readonly dataDir: string;
   readonly kubeconfig: string;
   readonly logDir: string;
@@ -50,6 +76,10 @@ export class LocalCluster {
     this.kubeconfig = join(this.dataDir, 'kubeconfig');
     this.logDir = join(this.dataDir, 'logs');
     this.certDir = join(this.dataDir, 'apiserver', 'certs');
+  }
+
+  private podCIDR(i: number): string {
+    return this.o.podCIDR?.(i) ?? nodePodCIDR(i);
   }
 
   get apiserverPort(): number {
@@ -149,6 +179,8 @@ export class LocalCluster {
       progress('controller-manager', 'done');
     }
 
+    const runtimeArgs =
+      nodes > 0 && o.runtime === 'containerd' ? await this.startContainerds(nodes) : undefined;
     if (nodes > 0) {
       progress('nodes', 'start', `${nodes}`);
       const started: Proc[] = [];
@@ -182,7 +214,8 @@ export class LocalCluster {
               '--cert-dir',
               join(dir, 'pki'),
               '--pod-cidr',
-              `10.244.${i}.0/24`,
+              this.podCIDR(i),
+              ...(runtimeArgs?.[i] ?? []),
               ...(o.nodeagentArgs?.(i) ?? []),
             ],
             nodeName(i),
@@ -203,6 +236,37 @@ export class LocalCluster {
     progress('ready', 'done');
   }
 
+  /** The offline images built once, then a containerd per node with them imported; the agents' runtime flags. */
+  private async startContainerds(nodes: number): Promise<string[][]> {
+    const progress = this.o.progress ?? (() => {});
+    progress('images', 'start');
+    const imagesDir = join(this.dataDir, 'images');
+    execFileSync('bash', [join(DIST, '..', 'scripts', 'build-images.sh'), imagesDir], { stdio: 'pipe' });
+    const args: string[][] = [];
+    for (let i = 0; i < nodes; i++) {
+      const ctd = await startContainerd({
+        dataDir: join(this.dataDir, 'nodes', nodeName(i), 'containerd'),
+        podCIDR: this.podCIDR(i),
+        imagesDir,
+        registriesFile: this.o.registriesFile,
+        detached: this.o.detached,
+      });
+      this.containerds.push(ctd);
+      args.push([
+        '--runtime',
+        'remote',
+        '--container-runtime-endpoint',
+        ctd.endpoint,
+        '--pod-infra-container-image',
+        SANDBOX_IMAGE,
+        '--cgroup-root',
+        `/tkube/${nodeName(i)}`,
+      ]);
+    }
+    progress('images', 'done', `busybox and pause on ${nodes} node(s)`);
+    return args;
+  }
+
   async nodeReady(name: string): Promise<boolean> {
     const r = await getWithKubeconfig(this.kubeconfig, `/api/v1/nodes/${name}`);
     if (r.status !== 200) return false;
@@ -217,16 +281,22 @@ export class LocalCluster {
   private saveState(): void {
     const state: ClusterState = {
       pids: this.procs.map((p) => ({ name: p.name, pid: p.pid })),
+      containerds: this.containerds.map((c) => ({ pid: c.pid, endpoint: c.endpoint, dataDir: c.dataDir })),
       kubeconfig: this.kubeconfig,
       server: this.server,
     };
     writeFileSync(this.stateFile(), JSON.stringify(state, null, 2));
   }
 
-  /** Stops node agents first, the apiserver last (each by PID, SIGTERM then SIGKILL). */
+  /**
+   * Stops node agents first, the apiserver last (each by PID, SIGTERM then SIGKILL), then each
+   * node's containerd once its pods are removed.
+   */
   async down(): Promise<void> {
     for (const p of [...this.procs].reverse()) await p.stop('SIGTERM', 20_000);
     this.procs.length = 0;
+    for (const c of this.containerds) await c.stop();
+    this.containerds.length = 0;
     rmSync(this.stateFile(), { force: true });
   }
 }
@@ -238,17 +308,30 @@ export async function stopRecordedCluster(dataDir: string): Promise<string[]> {
   const state = JSON.parse(readFileSync(file, 'utf8')) as ClusterState;
   const stopped: string[] = [];
   for (const { name, pid } of [...state.pids].reverse()) {
-    try {
-      process.kill(pid, 'SIGTERM');
-      stopped.push(name);
-      for (let i = 0; i < 200 && alive(pid); i++) await new Promise((r) => setTimeout(r, 100));
-      if (alive(pid)) process.kill(pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
+    if (!alive(pid)) continue;
+    stopped.push(name);
+    await stopPid(pid);
+  }
+  for (const c of state.containerds ?? []) {
+    const client = new CriClient({ runtimeEndpoint: c.endpoint, requestTimeoutMs: 10_000 });
+    await removeAllPods(client).catch(() => {});
+    client.close();
+    await stopPid(c.pid);
+    cleanUpHost(c.dataDir);
+    stopped.push('containerd');
   }
   rmSync(file, { force: true });
   return stopped;
+}
+
+async function stopPid(pid: number): Promise<void> {
+  try {
+    process.kill(pid, 'SIGTERM');
+    for (let i = 0; i < 200 && alive(pid); i++) await new Promise((r) => setTimeout(r, 100));
+    if (alive(pid)) process.kill(pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
 }
 
 function alive(pid: number): boolean {

@@ -1,0 +1,201 @@
+// The CRI runtime against a real containerd of the test's own (Debian's
+// containerd, runc and CNI plugins; images built offline from busybox-static):
+// sandboxes with addresses from the pod CIDR, containers that really run and
+// exit with their code, OOM kills, ExecSync, streaming URLs, adoption by a new
+// runtime instance (an agent restart), and removal of everything.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ContainerRecord } from '../pods/runtime';
+import { CriClient } from './client';
+import { CriRuntime } from './runtime';
+import { runtimeTestsUnavailable, startTestContainerd, type TestContainerd } from './testing';
+
+const GiB = 1024 ** 3;
+
+function pod(name: string, containers: any[], spec: any = {}): any {
+  return {
+    metadata: { name, namespace: 'default', uid: randomUUID() },
+    spec: { containers, restartPolicy: 'Never', terminationGracePeriodSeconds: 2, ...spec },
+  };
+}
+
+const busybox = (name: string, script: string, extra: any = {}) => ({
+  name,
+  image: 'busybox',
+  imagePullPolicy: 'IfNotPresent',
+  command: ['sh', '-c', script],
+  ...extra,
+});
+
+describe('CRI runtime against a real containerd', function () {
+  this.timeout(60_000);
+  let ctd: TestContainerd;
+  let logs: string;
+  const runtimes: CriRuntime[] = [];
+
+  function newRuntime(): CriRuntime {
+    const r = new CriRuntime({
+      client: new CriClient({ runtimeEndpoint: ctd.endpoint, requestTimeoutMs: 30_000 }),
+      pod: { cgroupRoot: `/tkube-test-${process.pid}`, clusterDNS: [], clusterDomain: '', resolvConf: '' },
+      memoryCapacityBytes: 8 * GiB,
+      podLogDirectory: (p) => join(logs, `${p.metadata.namespace}_${p.metadata.name}_${p.metadata.uid}`),
+      sandboxImage: 'registry.k8s.io/pause:3.10',
+      imageGC: { highThresholdPercent: 100, lowThresholdPercent: 99, minAgeMs: 0 },
+      logRotation: { maxSizeBytes: 10 * 1024 * 1024, maxFiles: 5 },
+      relistPeriodMs: 200,
+    });
+    runtimes.push(r);
+    return r;
+  }
+
+  /** Runs one container of a new pod to its exit; resolves with its record. */
+  async function runToExit(rt: CriRuntime, p: any): Promise<ContainerRecord> {
+    await rt.ensureSandbox(p);
+    const c = p.spec.containers[0];
+    const logPath = join(logs, `default_${p.metadata.name}_${p.metadata.uid}`, c.name, '0.log');
+    const exited = new Promise<ContainerRecord>((r) => rt.onExit((x) => x.podUID === p.metadata.uid && r(x)));
+    const rec = await rt.createContainer(p, c, 'regular', 0, logPath);
+    await rt.startContainer(rec.id);
+    return exited;
+  }
+
+  before(async function () {
+    const why = runtimeTestsUnavailable();
+    if (why) {
+      console.warn(`skipping the CRI runtime tests: ${why}`);
+      this.skip();
+    }
+    ctd = await startTestContainerd();
+    logs = mkdtempSync(join(tmpdir(), 'tkube-cri-logs-'));
+  });
+
+  after(async () => {
+    for (const r of runtimes) await r.close();
+    await ctd?.cleanup();
+    if (logs) rmSync(logs, { recursive: true, force: true });
+  });
+
+  it('runs a pod sandbox with an address from the pod CIDR and a container to its exit code', async () => {
+    const rt = newRuntime();
+    await rt.init();
+    assert.match(rt.version, /^1\./);
+    assert.equal(rt.notReadyReason(), '');
+    assert.ok(rt.hasImage('busybox'), 'the offline busybox image is present');
+    assert.ok(rt.hasImage('docker.io/library/busybox:latest'));
+    assert.ok(!rt.hasImage('nginx'));
+    const p = pod('exit3', [busybox('c', 'echo hello; echo oops >&2; exit 3')]);
+    const { podIPs } = await rt.ensureSandbox(p);
+    const prefix = ctd.podCIDR.split('.').slice(0, 3).join('.');
+    assert.equal(podIPs.length, 1);
+    assert.ok(podIPs[0].startsWith(`${prefix}.`), `${podIPs[0]} in ${ctd.podCIDR}`);
+    const c = await runToExit(rt, p);
+    assert.equal(c.state, 'exited');
+    assert.equal(c.exitCode, 3);
+    assert.equal(c.reason, 'Error');
+    assert.match(c.id, /^containerd:\/\/[0-9a-f]{64}$/);
+    assert.match(c.imageID, /^sha256:[0-9a-f]{64}$/);
+    assert.ok(c.finishedAt! >= c.startedAt!);
+    const log = readFileSync(c.logPath, 'utf8');
+    assert.match(log, /^\S+ stdout F hello$/m);
+    assert.match(log, /^\S+ stderr F oops$/m);
+    await rt.removeSandbox(p.metadata.uid);
+    const left = await new CriClient({ runtimeEndpoint: ctd.endpoint, requestTimeoutMs: 5000 }).call(
+      'ListContainers',
+      { filter: { labelSelector: { 'io.kubernetes.pod.uid': p.metadata.uid } } },
+    );
+    assert.equal(left.containers.length, 0, 'the sandbox and its containers are gone');
+  });
+
+  it('reports a container killed at its memory limit as OOMKilled', async () => {
+    const rt = newRuntime();
+    await rt.init();
+    const p = pod('oom', [
+      busybox('c', 'tail /dev/zero', {
+        resources: { limits: { memory: '20Mi' }, requests: { memory: '20Mi' } },
+      }),
+    ]);
+    const c = await runToExit(rt, p);
+    assert.equal(c.reason, 'OOMKilled');
+    assert.equal(c.exitCode, 137);
+    await rt.removeSandbox(p.metadata.uid);
+  });
+
+  it('runs commands in a container (ExecSync) and hands out streaming URLs', async () => {
+    const rt = newRuntime();
+    await rt.init();
+    const p = pod('exec', [busybox('c', 'sleep 3600')]);
+    await rt.ensureSandbox(p);
+    const logPath = join(logs, 'exec.log');
+    const rec = await rt.createContainer(p, p.spec.containers[0], 'regular', 0, logPath, {
+      env: [{ name: 'GREETING', value: 'hi there' }],
+      mounts: [],
+    });
+    await rt.startContainer(rec.id);
+    assert.equal(rt.container(rec.id)?.state, 'running');
+    const r = await rt.execSync(rec.id, ['sh', '-c', 'echo "$GREETING"; echo err >&2; exit 4'], 10);
+    assert.equal(r.exitCode, 4);
+    assert.equal(r.stdout.toString(), 'hi there\n');
+    assert.equal(r.stderr.toString(), 'err\n');
+    const url = await rt.streamURL({
+      kind: 'exec',
+      containerID: rec.id,
+      cmd: ['sh'],
+      tty: false,
+      stdin: true,
+      stdout: true,
+      stderr: true,
+    });
+    assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/exec\//);
+    assert.match(
+      await rt.streamURL({ kind: 'portforward', podUID: p.metadata.uid, ports: [80] }),
+      /portforward/,
+    );
+    const started = Date.now();
+    await rt.stopContainer(rec.id, 1);
+    assert.equal(rt.container(rec.id)?.state, 'exited');
+    assert.ok(Date.now() - started < 20_000);
+    await rt.removeSandbox(p.metadata.uid);
+  });
+
+  it('adopts the sandboxes and containers left running when a new runtime instance starts (agent restart)', async () => {
+    const first = newRuntime();
+    await first.init();
+    const p = pod('adopt', [busybox('c', 'sleep 3600')]);
+    const { podIPs } = await first.ensureSandbox(p);
+    const rec = await first.createContainer(
+      p,
+      p.spec.containers[0],
+      'regular',
+      2,
+      join(logs, 'adopt', 'c', '2.log'),
+    );
+    await first.startContainer(rec.id);
+    await first.close();
+
+    const second = newRuntime();
+    await second.init();
+    const adopted = second.containers(p.metadata.uid);
+    assert.equal(adopted.length, 1);
+    assert.equal(adopted[0].id, rec.id);
+    assert.equal(adopted[0].state, 'running');
+    assert.equal(adopted[0].attempt, 2, 'the restart count comes back from the annotation');
+    assert.equal(adopted[0].name, 'c');
+    assert.ok(second.podUIDs().includes(p.metadata.uid));
+    assert.deepEqual((await second.ensureSandbox(p)).podIPs, podIPs, 'the same sandbox, not a new one');
+    await second.removeSandbox(p.metadata.uid);
+    assert.equal(second.containers(p.metadata.uid).length, 0);
+  });
+
+  it('reports a failed pull of an image that no registry serves', async () => {
+    const rt = newRuntime();
+    await rt.init();
+    // A registry on a closed loopback port: the pull fails without leaving this machine.
+    await assert.rejects(
+      rt.pullImage('127.0.0.1:1/none/such:1'),
+      /failed to pull and unpack image|connection refused/,
+    );
+  });
+});

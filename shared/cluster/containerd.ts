@@ -1,0 +1,278 @@
+// A containerd of a node's own (as k3s embeds one): its config, socket, state,
+// CNI network (a bridge and host-local addresses from the node's pod CIDR,
+// written before containerd starts), registry mirrors from a k3s-style
+// registries.yaml, and the offline images imported at start. Stopped in the
+// safe order: pods removed through the CRI first (stopping containerd leaves
+// the shims running), then containerd by PID, then the bridge and any mount
+// left under the data dir. The launcher and the runtime tests use it.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import {
+  closeSync,
+  existsSync,
+  openSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import { parse as parseYAML } from 'yaml';
+import { CriClient } from '../../nodeagent/cri/client';
+
+export const SANDBOX_IMAGE = 'registry.k8s.io/pause:3.10';
+export const CNI_BIN_DIR = '/usr/lib/cni';
+
+/** What must be installed: containerd, its runc shim, runc, ctr and the CNI plugins. */
+export function containerdMissing(): string | undefined {
+  const need = ['/usr/bin/containerd', '/usr/bin/containerd-shim-runc-v2', '/usr/bin/ctr'];
+  for (const f of need) if (!existsSync(f)) return `${f} is not installed`;
+  if (!findOnPath('runc')) return 'runc is not installed';
+  for (const p of ['bridge', 'host-local', 'loopback'])
+    if (!existsSync(join(CNI_BIN_DIR, p))) return `the CNI plugin ${p} is not in ${CNI_BIN_DIR}`;
+  if (process.getuid?.() !== 0) return 'containerd needs root';
+  return undefined;
+}
+
+function findOnPath(bin: string): string | undefined {
+  for (const d of (process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin').split(':'))
+    if (d && existsSync(join(d, bin))) return join(d, bin);
+  return undefined;
+}
+
+export interface ContainerdOptions {
+  /** Everything of this containerd lives here (root, state, socket, CNI conf and state, logs). */
+  dataDir: string;
+  /** The node's pod CIDR: the bridge takes its first address, pods the rest. */
+  podCIDR: string;
+  sandboxImage?: string;
+  /** OCI archives (*.tar) imported into the k8s.io namespace at start. */
+  imagesDir?: string;
+  /** A k3s-style registries.yaml (mirrors: {host: {endpoint: [url...]}}). */
+  registriesFile?: string;
+  /** Keep running when this process exits (tkube up --detach). */
+  detached?: boolean;
+}
+
+export interface RunningContainerd {
+  /** unix:///.../containerd.sock — the node agent's --container-runtime-endpoint. */
+  endpoint: string;
+  pid: number;
+  dataDir: string;
+  bridge: string;
+  logFile: string;
+  /** Removes every pod through the CRI, stops containerd by PID, deletes the bridge and leftover mounts. */
+  stop(o?: { keepPods?: boolean }): Promise<void>;
+}
+
+const running = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const c of running) if (c.exitCode === null) c.kill('SIGKILL');
+});
+
+/** The bridge of a data dir: short (interface names stop at 15) and distinct per node. */
+export function bridgeName(dataDir: string): string {
+  return `tk${createHash('sha256').update(dataDir).digest('hex').slice(0, 10)}`;
+}
+
+function toml(s: string): string {
+  return JSON.stringify(s);
+}
+
+function config(o: ContainerdOptions, d: string): string {
+  return `version = 2
+root = ${toml(join(d, 'root'))}
+state = ${toml(join(d, 'state'))}
+[grpc]
+  address = ${toml(join(d, 'containerd.sock'))}
+[ttrpc]
+  address = ${toml(join(d, 'containerd.sock.ttrpc'))}
+[plugins."io.containerd.internal.v1.opt"]
+  path = ${toml(join(d, 'opt'))}
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = ${toml(o.sandboxImage ?? SANDBOX_IMAGE)}
+  # Root without CAP_SYS_RESOURCE cannot lower OOM scores: every sandbox would fail.
+  restrict_oom_score_adj = true
+  stream_server_address = "127.0.0.1"
+  stream_server_port = "0"
+  netns_mounts_under_state_dir = true
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        SystemdCgroup = false
+        Root = ${toml(join(d, 'runc'))}
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = ${toml(CNI_BIN_DIR)}
+    conf_dir = ${toml(join(d, 'cni', 'net.d'))}
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = ${toml(join(d, 'certs.d'))}
+`;
+}
+
+function cniConfig(o: ContainerdOptions, d: string, bridge: string): string {
+  return JSON.stringify(
+    {
+      cniVersion: '0.4.0',
+      name: bridge,
+      plugins: [
+        {
+          type: 'bridge',
+          bridge,
+          isGateway: true,
+          // No masquerading: pods reach the node and each other, nothing beyond.
+          ipMasq: false,
+          hairpinMode: true,
+          ipam: { type: 'host-local', ranges: [[{ subnet: o.podCIDR }]], dataDir: join(d, 'cni', 'ipam') },
+        },
+      ],
+    },
+    null,
+    2,
+  );
+}
+
+/** docker.io's real endpoint, as containerd's hosts.toml names the upstream of a mirrored host. */
+const upstream = (host: string) =>
+  host === 'docker.io' ? 'https://registry-1.docker.io' : `https://${host}`;
+
+/** registries.yaml mirrors → containerd's certs.d/<host>/hosts.toml files. */
+export function writeMirrors(registriesFile: string | undefined, certsDir: string): void {
+  mkdirSync(certsDir, { recursive: true });
+  if (!registriesFile) return;
+  const doc = parseYAML(readFileSync(registriesFile, 'utf8')) ?? {};
+  for (const [host, m] of Object.entries<any>(doc.mirrors ?? {})) {
+    const dir = join(certsDir, host === '*' ? '_default' : host);
+    mkdirSync(dir, { recursive: true });
+    let text = host === '*' ? '' : `server = ${toml(upstream(host))}\n`;
+    for (const ep of m?.endpoint ?? []) {
+      text += `\n[host.${toml(ep)}]\n  capabilities = ["pull", "resolve"]\n`;
+      if (String(ep).startsWith('https:') && doc.configs?.[new URL(ep).host]?.tls?.insecure_skip_verify)
+        text += '  skip_verify = true\n';
+    }
+    writeFileSync(join(dir, 'hosts.toml'), text);
+  }
+}
+
+/** Every mount under dir, deepest first. */
+function mountsUnder(dir: string): string[] {
+  try {
+    return readFileSync('/proc/self/mounts', 'utf8')
+      .split('\n')
+      .map((l) => l.split(' ')[1]?.replace(/\\040/g, ' '))
+      .filter((m): m is string => !!m && (m === dir || m.startsWith(`${dir}/`)))
+      .sort((a, b) => b.length - a.length);
+  } catch {
+    return [];
+  }
+}
+
+function quietly(file: string, args: string[]): void {
+  try {
+    execFileSync(file, args, { stdio: 'ignore' });
+  } catch {
+    // already gone
+  }
+}
+
+export async function startContainerd(o: ContainerdOptions): Promise<RunningContainerd> {
+  const d = o.dataDir;
+  const bridge = bridgeName(d);
+  mkdirSync(join(d, 'cni', 'net.d'), { recursive: true });
+  // The CNI conf must be there before containerd starts (a conf added later is picked up unreliably).
+  writeFileSync(join(d, 'cni', 'net.d', '10-tkube.conflist'), cniConfig(o, d, bridge));
+  writeMirrors(o.registriesFile, join(d, 'certs.d'));
+  const configFile = join(d, 'config.toml');
+  writeFileSync(configFile, config(o, d));
+  const logFile = join(d, 'containerd.log');
+  // The log file itself as stdout/stderr: a detached containerd outlives this process and its pipes.
+  const out = openSync(logFile, 'a');
+  const child = spawn('/usr/bin/containerd', ['--config', configFile], {
+    stdio: ['ignore', out, out],
+    env: { ...process.env, PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin' },
+    detached: o.detached,
+  });
+  closeSync(out);
+  if (o.detached) child.unref();
+  else running.add(child);
+  const exited = new Promise<void>((r) => child.on('exit', () => r()));
+  void exited.then(() => running.delete(child));
+  const socket = join(d, 'containerd.sock');
+  const endpoint = `unix://${socket}`;
+  const client = new CriClient({ runtimeEndpoint: endpoint, requestTimeoutMs: 2000 });
+  try {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`containerd exited at start; see ${logFile}`);
+      try {
+        await client.call('Version', {});
+        break;
+      } catch (err) {
+        if (Date.now() > deadline)
+          throw new Error(`containerd did not answer on ${socket}: ${String(err)}`, { cause: err });
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+    for (const f of o.imagesDir && existsSync(o.imagesDir) ? readdirSync(o.imagesDir).sort() : [])
+      if (f.endsWith('.tar'))
+        execFileSync(
+          '/usr/bin/ctr',
+          ['-a', socket, '-n', 'k8s.io', 'images', 'import', join(o.imagesDir!, f)],
+          {
+            stdio: 'pipe',
+          },
+        );
+  } catch (err) {
+    client.close();
+    child.kill('SIGKILL');
+    throw err;
+  }
+  let stopped = false;
+  return {
+    endpoint,
+    pid: child.pid!,
+    dataDir: d,
+    bridge,
+    logFile,
+    async stop(so = {}) {
+      if (stopped) return;
+      stopped = true;
+      try {
+        if (!so.keepPods && child.exitCode === null) await removeAllPods(client);
+      } finally {
+        client.close();
+        if (child.exitCode === null) {
+          child.kill('SIGTERM');
+          const t = setTimeout(() => child.kill('SIGKILL'), 10_000);
+          await exited;
+          clearTimeout(t);
+        }
+        if (!so.keepPods) cleanUpHost(d);
+      }
+    },
+  };
+}
+
+/** What a stopped containerd leaves on the host: its bridge, and mounts under its data dir. */
+export function cleanUpHost(dataDir: string): void {
+  quietly('ip', ['link', 'delete', bridgeName(dataDir)]);
+  for (const m of mountsUnder(dataDir)) quietly('umount', ['-l', m]);
+}
+
+/** Every sandbox stopped and removed (their containers with them). */
+export async function removeAllPods(client: CriClient): Promise<void> {
+  const list = await client.call('ListPodSandbox', {}, 30_000);
+  for (const s of list.items) {
+    await client.call('StopPodSandbox', { podSandboxId: s.id }, 60_000).catch(() => {});
+    await client.call('RemovePodSandbox', { podSandboxId: s.id }, 60_000).catch(() => {});
+  }
+}
+
+/** Deletes a stopped containerd's data dir (after stop()). */
+export function removeContainerdData(dataDir: string): void {
+  cleanUpHost(dataDir);
+  rmSync(dataDir, { recursive: true, force: true });
+}
