@@ -97,7 +97,10 @@ describe('streaming: exec, attach and port-forward through the apiserver', funct
       });
 
       it('passes stdin and keeps stderr apart', async () => {
-        const r = await kc(['exec', '-i', 'b', '--', 'sh', '-c', 'cat; echo oops >&2'], { input: 'data\n', env });
+        const r = await kc(['exec', '-i', 'b', '--', 'sh', '-c', 'cat; echo oops >&2'], {
+          input: 'data\n',
+          env,
+        });
         assert.equal(r.stdout, 'data\n');
         assert.equal(r.stderr, 'oops\n');
         assert.equal(r.code, 0);
@@ -133,7 +136,9 @@ describe('streaming: exec, attach and port-forward through the apiserver', funct
     }
     const cmd = `kubectl --kubeconfig ${api.kubeconfig} exec -it b -- sh -c 'tty; echo done'`;
     const out = await new Promise<string>((resolve) =>
-      execFile('script', ['-qec', cmd, '/dev/null'], { timeout: 60_000 }, (_e, stdout) => resolve(String(stdout))),
+      execFile('script', ['-qec', cmd, '/dev/null'], { timeout: 60_000 }, (_e, stdout) =>
+        resolve(String(stdout)),
+      ),
     );
     assert.match(out, /\/dev\/pts\/\d+/);
     assert.match(out, /done/);
@@ -153,7 +158,15 @@ describe('streaming: exec, attach and port-forward through the apiserver', funct
       const local = await freePort();
       const child = spawn(
         'kubectl',
-        ['--kubeconfig', api.kubeconfig, 'port-forward', 'pod/b', `${local}:${webPort}`, '--address', '127.0.0.1'],
+        [
+          '--kubeconfig',
+          api.kubeconfig,
+          'port-forward',
+          'pod/b',
+          `${local}:${webPort}`,
+          '--address',
+          '127.0.0.1',
+        ],
         { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
       );
       let out = '';
@@ -308,7 +321,10 @@ print(data.decode())
       await addPod('lost', 'dead-node');
       const r = await kc(['exec', 'lost', '--', 'echo', 'hi'], { env: SPDY_ONLY });
       assert.notEqual(r.code, 0);
-      assert.match(r.stderr, new RegExp(`error dialing backend: dial tcp 127\\.0\\.0\\.1:${dead}: connect: connection refused`));
+      assert.match(
+        r.stderr,
+        new RegExp(`error dialing backend: dial tcp 127\\.0\\.0\\.1:${dead}: connect: connection refused`),
+      );
     });
 
     it('a pod bound to no node is a bad request', async () => {
@@ -327,7 +343,10 @@ print(data.decode())
     });
 
     it('a request that does not upgrade gets 400 Upgrade request required', async () => {
-      const r = await testRequester(api.config)('POST', '/api/v1/namespaces/default/pods/b/exec?command=true&stdout=1');
+      const r = await testRequester(api.config)(
+        'POST',
+        '/api/v1/namespaces/default/pods/b/exec?command=true&stdout=1',
+      );
       assert.equal(r.status, 400);
       assert.equal(r.json.message, 'Upgrade request required');
     });

@@ -50,10 +50,17 @@ export async function startStreamServer(): Promise<StreamServer> {
     socket.on('error', () => {});
     const url = new URL(req.url ?? '/', 'https://x');
     const kind = url.pathname.split('/')[1];
-    const offered = ([] as string[]).concat(req.headers['x-stream-protocol-version'] ?? []).flatMap((v) => v.split(','));
+    const offered = ([] as string[])
+      .concat(req.headers['x-stream-protocol-version'] ?? [])
+      .flatMap((v) => v.split(','));
     const want = kind === 'portForward' ? 'portforward.k8s.io' : 'v4.channel.k8s.io';
-    if (String(req.headers.upgrade).toLowerCase() !== 'spdy/3.1' || !offered.map((v) => v.trim()).includes(want)) {
-      socket.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 25\r\nConnection: close\r\n\r\nunsupported stream request');
+    if (
+      String(req.headers.upgrade).toLowerCase() !== 'spdy/3.1' ||
+      !offered.map((v) => v.trim()).includes(want)
+    ) {
+      socket.end(
+        'HTTP/1.1 400 Bad Request\r\nContent-Length: 25\r\nConnection: close\r\n\r\nunsupported stream request',
+      );
       return;
     }
     socket.write(

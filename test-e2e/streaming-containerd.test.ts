@@ -1,0 +1,164 @@
+// exec, attach, cp, port-forward and logs -f on real containers: a local
+// cluster (tkube's launcher) whose node runs busybox pods through containerd,
+// driven with the real kubectl; the path is kubectl ⇄ apiserver ⇄ node agent
+// :10250 ⇄ containerd's streaming server.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runtimeTestsUnavailable, testImagesDir, testPodCIDR } from '../nodeagent/cri/testing';
+import { waitUntil } from '../shared/cluster/process';
+import { startCluster } from './support/cluster';
+import { kubectl, kubectlAvailable } from './support/kubectl';
+import { freePort } from './support/processes';
+
+const SPDY_ONLY = { KUBECTL_REMOTE_COMMAND_WEBSOCKETS: 'false', KUBECTL_PORT_FORWARD_WEBSOCKETS: 'false' };
+
+describe('streaming on containerd: kubectl exec, attach, cp, port-forward and logs -f', function () {
+  this.timeout(180_000);
+  let cluster: Awaited<ReturnType<typeof startCluster>>;
+  let dir: string;
+  const podCIDR = testPodCIDR();
+
+  const kc = (args: string[], opts: { input?: string; env?: Record<string, string> } = {}) =>
+    kubectl(cluster.kubeconfig, args, opts);
+  const ok = async (args: string[], input?: string) => {
+    const r = await kc(args, { input });
+    assert.equal(r.code, 0, `kubectl ${args.join(' ')}: ${r.stderr}`);
+    return r.stdout;
+  };
+  const running = (name: string) =>
+    waitUntil(
+      async () => {
+        const p = JSON.parse(await ok(['get', 'pod', name, '-o', 'json']));
+        return p.status?.phase === 'Running' && p.status.containerStatuses?.[0]?.ready ? p : undefined;
+      },
+      90_000,
+      `pod ${name} Running`,
+    );
+
+  before(async function () {
+    const why = runtimeTestsUnavailable() ?? (kubectlAvailable() ? undefined : 'kubectl is not installed');
+    if (why) {
+      console.warn(`skipping the containerd streaming tests: ${why}`);
+      this.skip();
+    }
+    testImagesDir();
+    dir = mkdtempSync(join(tmpdir(), 'tkube-stream-'));
+    cluster = await startCluster({ runtime: 'containerd', podCIDR: () => podCIDR, timeoutMs: 90_000 });
+    const run = (name: string, script: string, extra: string[] = []) =>
+      ok([
+        'run',
+        name,
+        '--image=busybox',
+        '--image-pull-policy=IfNotPresent',
+        '--restart=Never',
+        ...extra,
+        '--',
+        'sh',
+        '-c',
+        script,
+      ]);
+    await run('b', "trap 'exit 0' TERM; i=0; while true; do echo line $i; i=$((i+1)); sleep 1; done");
+    await run(
+      'web',
+      'mkdir -p /www && echo hello-from-httpd > /www/index.html && exec httpd -f -p 8080 -h /www',
+    );
+    // A container with stdin open, for attach (kubectl run -i would attach at once).
+    const cat = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'cat' },
+      spec: {
+        containers: [
+          { name: 'cat', image: 'busybox', imagePullPolicy: 'IfNotPresent', stdin: true, command: ['cat'] },
+        ],
+      },
+    };
+    await ok(['apply', '-f', '-'], JSON.stringify(cat));
+    await Promise.all([running('b'), running('web'), running('cat')]);
+  });
+
+  after(async () => {
+    await cluster?.cleanup();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  for (const [mode, env] of [
+    ['WebSocket', {}],
+    ['SPDY', SPDY_ONLY],
+  ] as const) {
+    it(`kubectl exec runs in the container, with stdin and exit codes (${mode})`, async () => {
+      const hi = await kc(['exec', 'b', '--', 'echo', 'hi'], { env });
+      assert.equal(hi.stdout, 'hi\n', hi.stderr);
+      const cat = await kc(['exec', '-i', 'b', '--', 'cat'], { input: 'data\n', env });
+      assert.equal(cat.stdout, 'data\n', cat.stderr);
+      const host = await kc(['exec', 'b', '--', 'hostname'], { env });
+      assert.equal(host.stdout.trim(), 'b');
+      const seven = await kc(['exec', 'b', '--', 'sh', '-c', 'exit 7'], { env });
+      assert.equal(seven.code, 7, seven.stderr);
+    });
+
+    it(`kubectl port-forward reaches busybox httpd (${mode})`, async () => {
+      const local = await freePort();
+      const child = spawn(
+        'kubectl',
+        [
+          '--kubeconfig',
+          cluster.kubeconfig,
+          'port-forward',
+          'pod/web',
+          `${local}:8080`,
+          '--address',
+          '127.0.0.1',
+        ],
+        { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      let out = '';
+      child.stdout.on('data', (d) => (out += d));
+      child.stderr.on('data', (d) => (out += d));
+      try {
+        await waitUntil(async () => out.includes('Forwarding from'), 30_000, 'kubectl port-forward');
+        const body = await (await fetch(`http://127.0.0.1:${local}/`)).text();
+        assert.equal(body, 'hello-from-httpd\n');
+      } finally {
+        child.kill('SIGTERM');
+      }
+    });
+  }
+
+  it('kubectl cp copies both ways', async () => {
+    const src = join(dir, 'in.txt');
+    writeFileSync(src, 'copied in\n');
+    await ok(['cp', src, 'b:/tmp/in.txt']);
+    assert.equal(await ok(['exec', 'b', '--', 'cat', '/tmp/in.txt']), 'copied in\n');
+    const dst = join(dir, 'out.txt');
+    await ok(['cp', 'b:/tmp/in.txt', dst]);
+    assert.equal(readFileSync(dst, 'utf8'), 'copied in\n');
+  });
+
+  it('kubectl attach sees the output of the container and feeds its stdin', async () => {
+    const r = await kc(['attach', '-i', 'cat'], { input: 'through attach\n' });
+    assert.match(r.stdout, /through attach/, r.stderr);
+  });
+
+  it('kubectl logs -f sees new lines of a live container', async () => {
+    const child = spawn('kubectl', ['--kubeconfig', cluster.kubeconfig, 'logs', '-f', 'b', '--tail=1'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    try {
+      // --tail=1 starts from one line; following, more appear as the container writes them.
+      await waitUntil(async () => out.split('\n').filter(Boolean).length >= 3, 30_000, 'new log lines');
+      const numbers = out
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => Number(l.replace('line ', '')));
+      for (let i = 1; i < numbers.length; i++) assert.equal(numbers[i], numbers[i - 1] + 1);
+    } finally {
+      child.kill('SIGTERM');
+    }
+  });
+});
