@@ -115,7 +115,8 @@ export async function translateRemoteCommand(
   // Tells the client the session is up: an empty message on the lowest channel it reads.
   chan.send(o.stdout ? CH_STDOUT : o.stderr ? CH_STDERR : CH_ERROR, Buffer.alloc(0));
 
-  let conn: SpdyConnection | undefined;
+  // Set once the node agent answered.
+  const session: { conn?: SpdyConnection } = {};
   let stdin: SpdyStream | undefined;
   let resize: SpdyStream | undefined;
   const early: { ch: number; data: Buffer }[] = [];
@@ -128,13 +129,13 @@ export async function translateRemoteCommand(
   ws.on('message', (raw, isBinary) => {
     const m = chan.decode(raw, isBinary);
     if (!m) return;
-    if (!conn) early.push(m);
+    if (!session.conn) early.push(m);
     else route(m);
   });
   const closed = new Promise<void>((r) =>
     ws.once('close', () => {
       clientGone = true;
-      conn?.close();
+      session.conn?.close();
       r();
     }),
   );
@@ -145,7 +146,7 @@ export async function translateRemoteCommand(
       else if (status) chan.send(CH_ERROR, Buffer.from(status.message));
       ws.close(1000);
     }
-    conn?.close();
+    session.conn?.close();
     // The client closes once it has read everything; a client that never does is cut off.
     const t = setTimeout(() => ws.terminate(), 60_000);
     await closed;
@@ -161,7 +162,7 @@ export async function translateRemoteCommand(
   if (!dialed.ok) return finish(await refusal(dialed.r));
   const version = dialed.r.headers['x-stream-protocol-version']?.[0] ?? '';
   const c = new SpdyConnection(dialed.r.socket, 'client', dialed.r.rest);
-  conn = c;
+  session.conn = c;
   if (clientGone) c.close();
   try {
     const error = await c.createStream({ streamtype: 'error' });
