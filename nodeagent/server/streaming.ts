@@ -75,9 +75,11 @@ export class StreamingEndpoints {
   }
 
   private unsupported(what: string): StreamError {
+    // No ": " in the text: client-go reads an error body as YAML first, and "a: b" would decode
+    // as an empty Status.
     return new StreamError(
       500,
-      `${what} is not supported by the ${this.d.runtimeName} runtime: it runs no processes`,
+      `${what} is not supported by the ${this.d.runtimeName} runtime (it runs no processes)`,
     );
   }
 
