@@ -208,17 +208,12 @@ config.load_kube_config()
 v1 = client.CoreV1Api()
 print(repr(stream(v1.connect_get_namespaced_pod_exec, 'b', 'default', command=['echo', 'hi'], stderr=True, stdin=False, stdout=True, tty=False)))
 resp = stream(v1.connect_get_namespaced_pod_exec, 'b', 'default', command=['sh', '-c', 'echo out; exit 3'], stderr=True, stdin=False, stdout=True, tty=False, _preload_content=False)
-import json
-status = ''
-while resp.is_open() and not status:
-    resp.update(timeout=30)
-    status = resp.read_channel(3)
-st = json.loads(status)
-print('code', st['details']['causes'][0]['message'], st['reason'])
+resp.run_forever(timeout=30)
+print('code', resp.returncode)
 `);
       assert.equal(r.code, 0, r.err);
       assert.match(r.out, /'hi\\n'/);
-      assert.match(r.out, /code 3 NonZeroExitCode/);
+      assert.match(r.out, /code 3/);
     });
 
     it('portforward reaches a port in the pod', async () => {

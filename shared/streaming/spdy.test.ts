@@ -134,7 +134,9 @@ describe('SPDY/3.1 framing', () => {
       s.reset();
       await remoteClosed;
       const other = await p.client.createStream({ streamtype: 'data' });
-      const ended = new Promise((r) => other.once('close', r));
+      other.write('unread');
+      const ended = new Promise((r) => other.once('end', r));
+      other.resume();
       const serverClosed = new Promise((r) => p.server.once('close', r));
       p.client.close();
       await Promise.all([ended, serverClosed]);

@@ -250,6 +250,18 @@ export class SpdyStream extends Duplex {
     this.destroy();
   }
 
+  /** @internal the session ended: what was received can still be read, nothing more comes. */
+  onSessionEnd(): void {
+    this.localClosed = true;
+    this.conn.forget(this.id);
+    if (!this.remoteClosed) {
+      this.remoteClosed = true;
+      this.push(null);
+    }
+    // Ends the writable side too, so that piping into the stream stops.
+    if (!this.writableEnded) this.end();
+  }
+
   private maybeDone(): void {
     if (this.localClosed && this.remoteClosed) this.conn.forget(this.id);
   }
@@ -462,7 +474,7 @@ export class SpdyConnection extends EventEmitter {
     this.closed = true;
     for (const w of this.pendingReplies.values()) w.reject(new Error('SPDY session closed'));
     this.pendingReplies.clear();
-    for (const s of [...this.streams.values()]) s.onReset();
+    for (const s of [...this.streams.values()]) s.onSessionEnd();
     this.streams.clear();
     // Let queued header work finish before the zlib contexts go.
     void this.writing

@@ -56,10 +56,13 @@ function accept(s: Scope, up: Upgrade, protocol: string): Promise<WebSocket> {
 function channels(ws: WebSocket, protocol: string) {
   const base64 = protocol.includes('base64');
   return {
-    send(ch: number, data: Buffer): void {
-      if (ws.readyState !== ws.OPEN) return;
-      if (base64) ws.send(String.fromCharCode(48 + ch) + data.toString('base64'));
-      else ws.send(Buffer.concat([Buffer.from([ch]), data]));
+    /** Resolves once the message is handed to the socket. */
+    send(ch: number, data: Buffer): Promise<void> {
+      if (ws.readyState !== ws.OPEN) return Promise.resolve();
+      const msg = base64
+        ? String.fromCharCode(48 + ch) + data.toString('base64')
+        : Buffer.concat([Buffer.from([ch]), data]);
+      return new Promise((r) => ws.send(msg, () => r()));
     },
     decode(raw: RawData, isBinary: boolean): { ch: number; data: Buffer } | undefined {
       const b = Array.isArray(raw) ? Buffer.concat(raw) : Buffer.from(raw as ArrayBuffer);
@@ -113,7 +116,7 @@ export async function translateRemoteCommand(
   const chan = channels(ws, protocol);
   const statusJSON = protocol.startsWith('v4.') || protocol.startsWith('v5.');
   // Tells the client the session is up: an empty message on the lowest channel it reads.
-  chan.send(o.stdout ? CH_STDOUT : o.stderr ? CH_STDERR : CH_ERROR, Buffer.alloc(0));
+  void chan.send(o.stdout ? CH_STDOUT : o.stderr ? CH_STDERR : CH_ERROR, Buffer.alloc(0));
 
   // Set once the node agent answered.
   const session: { conn?: SpdyConnection } = {};
@@ -142,8 +145,11 @@ export async function translateRemoteCommand(
 
   const finish = async (status: StatusError | undefined) => {
     if (!clientGone) {
-      if (statusJSON) chan.send(CH_ERROR, Buffer.from(status ? JSON.stringify(status.status) : SUCCESS));
-      else if (status) chan.send(CH_ERROR, Buffer.from(status.message));
+      // The close frame follows in a write of its own: a client that polls its socket between
+      // frames (the Python client) would not see a close frame sharing the status's TLS record.
+      if (statusJSON)
+        await chan.send(CH_ERROR, Buffer.from(status ? JSON.stringify(status.status) : SUCCESS));
+      else if (status) await chan.send(CH_ERROR, Buffer.from(status.message));
       ws.close(1000);
     }
     session.conn?.close();
@@ -176,7 +182,7 @@ export async function translateRemoteCommand(
     const errorText = collect(error);
     const copied = [stdout, stderr].map((st, i) => {
       if (!st) return Promise.resolve();
-      st.on('data', (d: Buffer) => chan.send(i === 0 ? CH_STDOUT : CH_STDERR, d));
+      st.on('data', (d: Buffer) => void chan.send(i === 0 ? CH_STDOUT : CH_STDERR, d));
       return ended(st);
     });
     await Promise.race([Promise.all(copied), closed]);
@@ -269,8 +275,8 @@ export async function translatePortForward(
   for (let i = 0; i < ports.length; i++) {
     const p = Buffer.alloc(2);
     p.writeUInt16LE(ports[i]);
-    chan.send(2 * i, p);
-    chan.send(2 * i + 1, p);
+    void chan.send(2 * i, p);
+    void chan.send(2 * i + 1, p);
   }
   const closed = new Promise<void>((r) => ws.once('close', () => r()));
   const data: (SpdyStream | undefined)[] = [];
@@ -283,7 +289,7 @@ export async function translatePortForward(
     else data[m.ch / 2]?.write(m.data);
   });
   const fail = (text: string) => {
-    for (let i = 0; i < ports.length; i++) chan.send(2 * i + 1, Buffer.from(text));
+    for (let i = 0; i < ports.length; i++) void chan.send(2 * i + 1, Buffer.from(text));
     ws.close(1000);
   };
   let dialed: Awaited<ReturnType<typeof dialSpdy>>;
@@ -305,9 +311,9 @@ export async function translatePortForward(
       const h = { port: String(ports[i]), requestid: String(i) };
       const err = await conn.createStream({ streamtype: 'error', ...h });
       err.end();
-      err.on('data', (d: Buffer) => chan.send(2 * i + 1, d));
+      err.on('data', (d: Buffer) => void chan.send(2 * i + 1, d));
       const d = await conn.createStream({ streamtype: 'data', ...h });
-      d.on('data', (b: Buffer) => chan.send(2 * i, b));
+      d.on('data', (b: Buffer) => void chan.send(2 * i, b));
       data[i] = d;
       done.push(ended(d));
     }
