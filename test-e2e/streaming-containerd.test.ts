@@ -3,10 +3,11 @@
 // driven with the real kubectl; the path is kubectl ⇄ apiserver ⇄ node agent
 // :10250 ⇄ containerd's streaming server.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { runtimeTestsUnavailable, testImagesDir, testPodCIDR } from '../nodeagent/cri/testing';
 import { waitUntil } from '../shared/cluster/process';
 import { startCluster } from './support/cluster';
@@ -141,6 +142,73 @@ describe('streaming on containerd: kubectl exec, attach, cp, port-forward and lo
   it('kubectl attach sees the output of the container and feeds its stdin', async () => {
     const r = await kc(['attach', '-i', 'cat'], { input: 'through attach\n' });
     assert.match(r.stdout, /through attach/, r.stderr);
+  });
+
+  it('100 exec sessions (@kubernetes/client-node) leave no sockets open on the node agent and no processes in the container', async () => {
+    const k8s = await import('@kubernetes/client-node');
+    const kc2 = new k8s.KubeConfig();
+    kc2.loadFromFile(cluster.kubeconfig);
+    const exec = new k8s.Exec(kc2);
+    const agent = cluster.procs.find((p) => p.name !== 'apiserver' && p.name !== 'controller-manager');
+    assert.ok(agent, `a node agent among ${cluster.procs.map((p) => p.name).join(', ')}`);
+    const fds = () => readdirSync(`/proc/${agent.pid}/fd`).length;
+    const once = () =>
+      new Promise<string>((resolve, reject) => {
+        let out = '';
+        const stdout = new Writable({
+          write(c, _e, cb) {
+            out += c;
+            cb();
+          },
+        });
+        exec
+          .exec('default', 'b', 'b', ['sh', '-c', 'echo $$'], stdout, null, null, false, (st) =>
+            st.status === 'Success' ? resolve(out) : reject(new Error(JSON.stringify(st))),
+          )
+          .catch(reject);
+      });
+    await once();
+    const before = fds();
+    for (let round = 0; round < 10; round++) {
+      const outs = await Promise.all(Array.from({ length: 10 }, once));
+      for (const o of outs) assert.match(o, /^\d+\n$/);
+    }
+    // Sockets close as sessions end; allow the agent's own connections (API, containerd) some slack.
+    await waitUntil(
+      async () => fds() <= before + 5,
+      30_000,
+      `node agent fds back near ${before} (now ${fds()})`,
+    );
+    const ps = await ok(['exec', 'b', '--', 'ps', '-o', 'pid,args']);
+    const shells = ps.split('\n').filter((l) => l.includes('echo $$'));
+    assert.deepEqual(shells, [], ps);
+  });
+
+  it('the Python client runs a command and reads its exit code', async function () {
+    try {
+      execFileSync('/usr/bin/python3', ['-c', 'import kubernetes'], { stdio: 'ignore' });
+    } catch {
+      this.skip();
+    }
+    const out = execFileSync(
+      '/usr/bin/python3',
+      [
+        '-c',
+        `
+from kubernetes import client, config
+from kubernetes.stream import stream
+config.load_kube_config()
+v1 = client.CoreV1Api()
+print(repr(stream(v1.connect_get_namespaced_pod_exec, 'b', 'default', command=['hostname'], stderr=True, stdin=False, stdout=True, tty=False)))
+resp = stream(v1.connect_get_namespaced_pod_exec, 'b', 'default', command=['sh', '-c', 'exit 5'], stderr=True, stdin=False, stdout=True, tty=False, _preload_content=False)
+resp.run_forever(timeout=30)
+print('code', resp.returncode)
+`,
+      ],
+      { env: { ...process.env, KUBECONFIG: cluster.kubeconfig }, timeout: 60_000 },
+    ).toString();
+    assert.match(out, /'b\\n'/);
+    assert.match(out, /code 5/);
   });
 
   it('kubectl logs -f sees new lines of a live container', async () => {
