@@ -211,6 +211,52 @@ print('code', resp.returncode)
     assert.match(out, /code 5/);
   });
 
+  it('kubectl logs: --tail, --limit-bytes, --timestamps, --since, --since-time, --all-containers, --previous', async () => {
+    const lines = (t: string) => t.split('\n').filter(Boolean);
+    assert.equal(lines(await ok(['logs', 'b', '--tail=2'])).length, 2);
+    assert.equal((await ok(['logs', 'b', '--limit-bytes=4'])).length, 4);
+    const stamped = lines(await ok(['logs', 'b', '--tail=1', '--timestamps']));
+    assert.match(stamped[0], /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z line \d+$/);
+    // b writes a line a second: with eight or more, the last three seconds are fewer.
+    const all = await waitUntil(
+      async () => {
+        const l = lines(await ok(['logs', 'b']));
+        return l.length >= 8 ? l : undefined;
+      },
+      30_000,
+      'eight lines of b',
+    );
+    const recent = lines(await ok(['logs', 'b', '--since=3s']));
+    assert.ok(recent.length >= 1 && recent.length < all.length, `${recent.length} of ${all.length} lines`);
+    const future = new Date(Date.now() + 3_600_000).toISOString().replace(/\.\d+Z$/, 'Z');
+    assert.equal(await ok(['logs', 'b', `--since-time=${future}`]), '');
+    assert.match(await ok(['logs', 'b', '--all-containers', '--tail=1']), /^line \d+\n$/);
+    // A container that restarts: --previous shows the attempt before.
+    await ok([
+      'run',
+      'again',
+      '--image=busybox',
+      '--image-pull-policy=IfNotPresent',
+      '--restart=Always',
+      '--',
+      'sh',
+      '-c',
+      'echo attempt-$(cat /proc/uptime); sleep 1; exit 3',
+    ]);
+    await waitUntil(
+      async () =>
+        JSON.parse(await ok(['get', 'pod', 'again', '-o', 'json'])).status?.containerStatuses?.[0]
+          ?.restartCount >= 1,
+      90_000,
+      'pod again restarted',
+    );
+    const prev = await ok(['logs', 'again', '--previous']);
+    assert.match(prev, /^attempt-/);
+    const none = await kc(['logs', 'b', '--previous']);
+    assert.notEqual(none.code, 0);
+    assert.match(none.stderr, /previous terminated container "b" in pod "b" not found/);
+  });
+
   it('kubectl logs -f sees new lines of a live container', async () => {
     const child = spawn('kubectl', ['--kubeconfig', cluster.kubeconfig, 'logs', '-f', 'b', '--tail=1'], {
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,7 +1,7 @@
 // Connect subresources (pods/log; nodes/, pods/ and services/ proxy; exec, attach and
 // portforward, see stream.ts): the registry
 // says where the request goes; this streams it there and the answer back.
-import { StatusError } from '../../../shared/api/status';
+import { badRequest, internalError, StatusError } from '../../../shared/api/status';
 import { PassThrough } from 'node:stream';
 import type { Scope } from '../scope';
 import type { ServerResponse } from 'node:http';
@@ -59,6 +59,11 @@ export async function handleProxy(s: Scope): Promise<void> {
         ...(hasBody ? { 'content-type': String(s.req.headers['content-type'] ?? '') } : {}),
       },
     });
+    // pods/log reads the kubelet's failures as Kubernetes' response checker does.
+    if (sub.name === 'log' && (upstream.statusCode === 400 || upstream.statusCode === 500)) {
+      const text = (await upstream.body.text()).slice(0, 4096);
+      throw upstream.statusCode === 400 ? badRequest(text) : internalError(new Error(text));
+    }
     const headers: Record<string, string | string[]> = {};
     for (const [k, v] of Object.entries(upstream.headers))
       if (v !== undefined && !HOP_BY_HOP.has(k)) headers[k] = v as string | string[];
@@ -70,6 +75,7 @@ export async function handleProxy(s: Scope): Promise<void> {
     }
     res.end();
   } catch (err) {
+    if (err instanceof StatusError) throw err;
     if (ac.signal.aborted) return;
     const why = transportError(err as Error & { code?: string }, loc.url);
     // Kubernetes: the proxy subresources answer 503; pods/log reports the failed request.
