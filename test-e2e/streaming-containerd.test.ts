@@ -3,7 +3,7 @@
 // driven with the real kubectl; the path is kubectl ⇄ apiserver ⇄ node agent
 // :10250 ⇄ containerd's streaming server.
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -128,6 +128,27 @@ describe('streaming on containerd: kubectl exec, attach, cp, port-forward and lo
       }
     });
   }
+
+  it('kubectl exec -it gives the command a terminal (driven through script)', async function () {
+    try {
+      execFileSync('script', ['--version'], { stdio: 'ignore' });
+    } catch {
+      this.skip();
+    }
+    for (const env of [{}, SPDY_ONLY]) {
+      const cmd = `kubectl --kubeconfig ${cluster.kubeconfig} exec -it b -- sh -c 'tty; echo done'`;
+      const out = await new Promise<string>((resolve) =>
+        execFile(
+          'script',
+          ['-qec', cmd, '/dev/null'],
+          { timeout: 60_000, env: { ...process.env, ...env } },
+          (_e, stdout) => resolve(String(stdout)),
+        ),
+      );
+      assert.match(out, /\/dev\/pts\/\d+/);
+      assert.match(out, /done/);
+    }
+  });
 
   it('kubectl cp copies both ways', async () => {
     const src = join(dir, 'in.txt');
