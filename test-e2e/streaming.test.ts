@@ -184,6 +184,58 @@ describe('streaming: exec, attach and port-forward through the apiserver', funct
     });
   }
 
+  describe('WebSocket remote-command protocols', () => {
+    /** Runs an exec over a WebSocket with one subprotocol; returns the messages received. */
+    async function wsExec(
+      protocol: string,
+      command: string[],
+    ): Promise<{ protocol: string; messages: (Buffer | string)[] }> {
+      const { default: WebSocket } = await import('ws');
+      const q = new URLSearchParams({ stdout: '1', stderr: '1' });
+      for (const c of command) q.append('command', c);
+      const ws = new WebSocket(
+        `wss://127.0.0.1:${api.port}/api/v1/namespaces/default/pods/b/exec?${q}`,
+        [protocol],
+        {
+          ca: api.config.caPem,
+          cert: api.config.certPem,
+          key: api.config.keyPem,
+        },
+      );
+      const messages: (Buffer | string)[] = [];
+      ws.on('message', (d: Buffer, isBinary: boolean) =>
+        messages.push(isBinary ? Buffer.from(d) : String(d)),
+      );
+      await new Promise<void>((resolve, reject) => {
+        ws.on('close', () => resolve());
+        ws.on('error', reject);
+      });
+      return { protocol: ws.protocol, messages };
+    }
+
+    it('v4.base64.channel.k8s.io: channel digits and base64 text, a Status at the end', async () => {
+      const r = await wsExec('v4.base64.channel.k8s.io', ['sh', '-c', 'echo hi; exit 4']);
+      assert.equal(r.protocol, 'v4.base64.channel.k8s.io');
+      const texts = r.messages.map(String);
+      assert.equal(texts[0], '1', 'an empty stdout message opens the session');
+      assert.ok(texts.includes(`1${Buffer.from('hi\n').toString('base64')}`), JSON.stringify(texts));
+      const status = JSON.parse(Buffer.from(texts.at(-1)!.slice(1), 'base64').toString());
+      assert.equal(texts.at(-1)![0], '3');
+      assert.equal(status.reason, 'NonZeroExitCode');
+      assert.deepEqual(status.details.causes, [{ reason: 'ExitCode', message: '4' }]);
+    });
+
+    it('channel.k8s.io: binary channels; a failure is plain text on the error channel, success says nothing', async () => {
+      const ok = await wsExec('channel.k8s.io', ['echo', 'hi']);
+      const chans = ok.messages.map((m) => (m as Buffer)[0]);
+      assert.ok(!chans.includes(3), `no error message on success: ${chans}`);
+      assert.ok(ok.messages.some((m) => (m as Buffer).subarray(1).toString() === 'hi\n'));
+      const bad = await wsExec('channel.k8s.io', ['sh', '-c', 'exit 2']);
+      const err = bad.messages.find((m) => (m as Buffer)[0] === 3) as Buffer;
+      assert.equal(err.subarray(1).toString(), 'command terminated with non-zero exit code: exit status 2');
+    });
+  });
+
   describe('the Python client', function () {
     before(function () {
       if (!pythonHasKubernetes()) this.skip();
