@@ -236,6 +236,28 @@ describe('streaming: exec, attach and port-forward through the apiserver', funct
     });
   });
 
+  it('nodes/<name>:<port>/proxy carries a WebSocket to the upstream, byte for byte', async () => {
+    const { default: WebSocket, WebSocketServer } = await import('ws');
+    const echo = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    await new Promise((r) => echo.once('listening', r));
+    echo.on('connection', (c, req) => c.on('message', (d, bin) => c.send(bin ? d : `${req.url} ${d}`)));
+    try {
+      const p = (echo.address() as AddressInfo).port;
+      const ws = new WebSocket(`wss://127.0.0.1:${api.port}/api/v1/nodes/http:stream-node:${p}/proxy/echo`, {
+        ca: api.config.caPem,
+        cert: api.config.certPem,
+        key: api.config.keyPem,
+      });
+      await new Promise((r, j) => (ws.once('open', r), ws.once('error', j)));
+      const got = new Promise<string>((r) => ws.once('message', (d) => r(String(d))));
+      ws.send('ping');
+      assert.equal(await got, '/echo ping');
+      ws.close();
+    } finally {
+      echo.close();
+    }
+  });
+
   describe('the Python client', function () {
     before(function () {
       if (!pythonHasKubernetes()) this.skip();

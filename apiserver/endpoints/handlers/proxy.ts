@@ -7,7 +7,7 @@ import type { Scope } from '../scope';
 import type { ServerResponse } from 'node:http';
 import { upgradeOf } from '../../server/http';
 import type { StreamKind } from '../../registry/strategies/pod-stream';
-import { handleStream } from './stream';
+import { handleStream, passThrough } from './stream';
 
 /** The connect subresources that need an upgraded connection. */
 const STREAMING = new Set(['exec', 'attach', 'portforward']);
@@ -27,7 +27,10 @@ export async function handleProxy(s: Scope): Promise<void> {
   const sub = s.sub!;
   const subpath = s.info.parts.slice(3).join('/');
   const loc = await sub.custom!.locate!(s.ctx, s.info.name, s.served, s.query, subpath);
-  if (STREAMING.has(sub.name)) return handleStream(s, loc, upgradeOf(s.req), sub.name as StreamKind);
+  const up = upgradeOf(s.req);
+  if (STREAMING.has(sub.name)) return handleStream(s, loc, up, sub.name as StreamKind);
+  // A WebSocket (or any upgrade) through pods/, services/ or nodes/ proxy: spliced to the upstream.
+  if (up && s.req.headers.upgrade) return passThrough(s, loc, up);
   // Loaded on first use: most apiservers never proxy, and undici is a large module.
   const { Agent, request } = await import('undici');
   const dispatcher = new Agent({

@@ -106,8 +106,8 @@ export async function handleStream(
   return passThrough(s, loc, up);
 }
 
-/** Sends the upgrade on unchanged; the upstream's answer comes back as it is. */
-async function passThrough(s: Scope, loc: UpgradeTarget, up: Upgrade): Promise<void> {
+/** Sends the upgrade on unchanged; the upstream's answer comes back as it is (also the proxy subresources'). */
+export async function passThrough(s: Scope, loc: UpgradeTarget, up: Upgrade): Promise<void> {
   const req = s.req as IncomingMessage;
   let r: UpgradeResponse;
   try {
