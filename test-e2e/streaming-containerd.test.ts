@@ -7,7 +7,7 @@ import { execFile, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
+import { PassThrough, Writable } from 'node:stream';
 import { runtimeTestsUnavailable, testImagesDir, testPodCIDR } from '../nodeagent/cri/testing';
 import { waitUntil } from '../shared/cluster/process';
 import { startCluster } from './support/cluster';
@@ -276,6 +276,54 @@ print('code', resp.returncode)
     const none = await kc(['logs', 'b', '--previous']);
     assert.notEqual(none.code, 0);
     assert.match(none.stderr, /previous terminated container "b" in pod "b" not found/);
+  });
+
+  it('the Python client and @kubernetes/client-node forward to busybox httpd', async function () {
+    const k8s = await import('@kubernetes/client-node');
+    const kc2 = new k8s.KubeConfig();
+    kc2.loadFromFile(cluster.kubeconfig);
+    let out = '';
+    const output = new Writable({
+      write(c, _e, cb) {
+        out += c;
+        cb();
+      },
+    });
+    const input = new PassThrough();
+    const ws: any = await new k8s.PortForward(kc2).portForward('default', 'web', [8080], output, null, input);
+    input.write('GET / HTTP/1.0\r\nHost: x\r\n\r\n');
+    await waitUntil(async () => out.includes('hello-from-httpd'), 30_000, 'client-node port-forward');
+    ws.close();
+    try {
+      execFileSync('/usr/bin/python3', ['-c', 'import kubernetes'], { stdio: 'ignore' });
+    } catch {
+      return;
+    }
+    const py = execFileSync(
+      '/usr/bin/python3',
+      [
+        '-c',
+        `
+from kubernetes import client, config
+from kubernetes.stream import portforward
+config.load_kube_config()
+pf = portforward(client.CoreV1Api().connect_get_namespaced_pod_portforward, 'web', 'default', ports='8080')
+s = pf.socket(8080)
+s.setblocking(True)
+s.sendall(b'GET / HTTP/1.0\\r\\nHost: x\\r\\n\\r\\n')
+data = b''
+while True:
+    chunk = s.recv(1024)
+    if not chunk:
+        break
+    data += chunk
+s.close()
+print(data.decode())
+`,
+      ],
+      { env: { ...process.env, KUBECONFIG: cluster.kubeconfig }, timeout: 60_000 },
+    ).toString();
+    assert.match(py, /hello-from-httpd/);
   });
 
   it('kubectl logs -f sees new lines of a live container', async () => {
