@@ -1,10 +1,14 @@
 // Real pods: a whole local cluster (tkube's launcher) whose node runs pods
 // through its own containerd, driven with the real kubectl — a busybox pod
 // that runs and logs, is visible through the CRI and is removed with its
-// sandbox; Jobs that fail with their container's exit code or complete;
-// a memory limit that OOM-kills.
+// sandbox; Jobs that fail with their container's exit code or complete; a
+// memory limit that OOM-kills; liveness and readiness probes (restarts, the
+// Ready condition, Service endpoints); env and volumes from ConfigMaps and
+// Secrets; a projected service account token that authenticates.
 import assert from 'node:assert/strict';
+import { Agent, request } from 'undici';
 import { CriClient } from '../nodeagent/cri/client';
+import { loadKubeconfig } from '../shared/client/kubeconfig';
 import { runtimeTestsUnavailable, testImagesDir, testPodCIDR } from '../nodeagent/cri/testing';
 import { waitUntil } from '../shared/cluster/process';
 import { startCluster } from './support/cluster';
@@ -22,6 +26,16 @@ describe('pods on containerd: a local cluster running real containers', function
     return r.stdout;
   };
   const json = async (...args: string[]) => JSON.parse(await ok([...args, '-o', 'json']));
+  const apply = (...objs: any[]) =>
+    ok(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objs }));
+  const getPod = (name: string) => json('get', 'pod', name);
+  const bb = (name: string, script: string, extra: any = {}) => ({
+    name,
+    image: 'busybox',
+    imagePullPolicy: 'IfNotPresent',
+    command: ['sh', '-c', script],
+    ...extra,
+  });
 
   before(async function () {
     const why = runtimeTestsUnavailable() ?? (kubectlAvailable() ? undefined : 'kubectl is not installed');
@@ -167,5 +181,171 @@ describe('pods on containerd: a local cluster running real containers', function
     assert.equal(t.reason, 'OOMKilled');
     assert.equal(t.exitCode, 137);
     assert.equal(p.status.qosClass, 'Burstable', 'a memory limit alone (requests default to it, no CPU)');
+  });
+
+  it('restarts a container whose liveness probe fails, with CrashLoopBackOff in between', async () => {
+    await apply({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'liveness' },
+      spec: {
+        terminationGracePeriodSeconds: 1,
+        containers: [
+          bb(
+            'c',
+            "trap 'exit 0' TERM; touch /tmp/healthy; sleep 2; rm /tmp/healthy; while true; do sleep 1; done",
+            {
+              livenessProbe: {
+                exec: { command: ['cat', '/tmp/healthy'] },
+                periodSeconds: 1,
+                failureThreshold: 1,
+              },
+            },
+          ),
+        ],
+      },
+    });
+    const restarted = await waitUntil(
+      async () => {
+        const p = await getPod('liveness');
+        return (p.status?.containerStatuses?.[0]?.restartCount ?? 0) >= 2 ? p : undefined;
+      },
+      90_000,
+      'two liveness restarts',
+    );
+    assert.equal(restarted.status.containerStatuses[0].lastState.terminated.exitCode, 0);
+    const events = await json('get', 'events', '--field-selector', 'involvedObject.name=liveness');
+    const reasons = events.items.map((e: any) => e.reason);
+    assert.ok(reasons.includes('Unhealthy'), `Unhealthy in ${reasons}`);
+    assert.ok(reasons.includes('BackOff'), `BackOff (CrashLoopBackOff) in ${reasons}`);
+    assert.ok(
+      events.items.some((e: any) => /failed liveness probe, will be restarted/.test(e.message)),
+      'the Killing event says why',
+    );
+    await ok(['delete', 'pod', 'liveness', '--wait=false']);
+  });
+
+  it("flips the pod's Ready condition and the Service's endpoints with a readiness probe", async () => {
+    await apply(
+      {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'ready', labels: { app: 'ready' } },
+        spec: {
+          terminationGracePeriodSeconds: 1,
+          containers: [
+            bb('c', "trap 'exit 0' TERM; while true; do sleep 1; done", {
+              ports: [{ containerPort: 80 }],
+              readinessProbe: { exec: { command: ['test', '-e', '/tmp/ready'] }, periodSeconds: 1 },
+            }),
+          ],
+        },
+      },
+      {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'ready' },
+        spec: { selector: { app: 'ready' }, ports: [{ port: 80 }] },
+      },
+    );
+    const readyAddresses = async () => {
+      const slices = await json('get', 'endpointslices', '-l', 'kubernetes.io/service-name=ready');
+      return slices.items.flatMap((s: any) => (s.endpoints ?? []).filter((e: any) => e.conditions?.ready));
+    };
+    const isReady = (p: any) => p.status?.conditions?.find((c: any) => c.type === 'Ready')?.status === 'True';
+    const pod = await waitUntil(
+      async () => {
+        const p = await getPod('ready');
+        return p.status?.phase === 'Running' ? p : undefined;
+      },
+      60_000,
+      'pod ready Running',
+    );
+    assert.ok(!isReady(pod), 'not Ready before the probe passes');
+    assert.equal((await readyAddresses()).length, 0);
+    // The file the probe looks for, made and removed inside the container through the CRI.
+    const cid = pod.status.containerStatuses[0].containerID.replace('containerd://', '');
+    await cri.call('ExecSync', { containerId: cid, cmd: ['touch', '/tmp/ready'], timeout: 10 });
+    await waitUntil(async () => isReady(await getPod('ready')), 30_000, 'pod Ready');
+    await waitUntil(async () => (await readyAddresses()).length === 1, 30_000, 'a ready endpoint');
+    await cri.call('ExecSync', { containerId: cid, cmd: ['rm', '/tmp/ready'], timeout: 10 });
+    await waitUntil(async () => !isReady(await getPod('ready')), 30_000, 'pod not Ready again');
+    await waitUntil(async () => (await readyAddresses()).length === 0, 30_000, 'no ready endpoint');
+    await ok(['delete', 'pod', 'ready', '--wait=false']);
+  });
+
+  it('gives a container env from a ConfigMap and a Secret and mounts a ConfigMap', async () => {
+    await apply(
+      {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'cfg' },
+        data: { color: 'blue', 'app.conf': 'x=1\n' },
+      },
+      { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'sec' }, stringData: { password: 's3cret' } },
+      {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'env' },
+        spec: {
+          restartPolicy: 'Never',
+          containers: [
+            bb('c', 'echo "color=$COLOR pw=$PW"; cat /etc/cfg/app.conf', {
+              env: [
+                { name: 'COLOR', valueFrom: { configMapKeyRef: { name: 'cfg', key: 'color' } } },
+                { name: 'PW', valueFrom: { secretKeyRef: { name: 'sec', key: 'password' } } },
+              ],
+              volumeMounts: [{ name: 'cfg', mountPath: '/etc/cfg' }],
+            }),
+          ],
+          volumes: [{ name: 'cfg', configMap: { name: 'cfg' } }],
+        },
+      },
+    );
+    await waitUntil(
+      async () => (await getPod('env')).status?.phase === 'Succeeded',
+      60_000,
+      'pod env Succeeded',
+    );
+    const out = await ok(['logs', 'env']);
+    assert.match(out, /^color=blue pw=s3cret$/m);
+    assert.match(out, /^x=1$/m);
+  });
+
+  it('mounts a projected service account token that authenticates to the apiserver', async () => {
+    // busybox's TLS client offers only RSA signatures and the apiserver's certificate is ECDSA,
+    // so the pod hands its token out through its log and the test presents it.
+    await apply({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'whoami' },
+      spec: {
+        restartPolicy: 'Never',
+        hostNetwork: true,
+        containers: [bb('c', 'cat /var/run/secrets/kubernetes.io/serviceaccount/token')],
+      },
+    });
+    await waitUntil(
+      async () => (await getPod('whoami')).status?.phase === 'Succeeded',
+      60_000,
+      'pod whoami done',
+    );
+    const token = (await ok(['logs', 'whoami'])).trim();
+    const kc = loadKubeconfig(cluster.kubeconfig);
+    const dispatcher = new Agent({ connect: { ca: kc.caPem } });
+    try {
+      const r = await request(`${cluster.server}/apis/authentication.k8s.io/v1/selfsubjectreviews`, {
+        method: 'POST',
+        dispatcher,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' }),
+      });
+      const who: any = await r.body.json();
+      assert.equal(r.statusCode, 201, JSON.stringify(who));
+      assert.equal(who.status.userInfo.username, 'system:serviceaccount:default:default');
+      assert.equal(who.status.userInfo.extra['authentication.kubernetes.io/pod-name'][0], 'whoami');
+    } finally {
+      await dispatcher.close();
+    }
   });
 });

@@ -42,7 +42,7 @@ describe('nodeagent/app: options and KubeletConfiguration', () => {
     return p;
   };
 
-  it('has the SPEC defaults', () => {
+  it('has the SPEC defaults (kubelet 1.27+ API QPS)', () => {
     const { values, set } = load(['--root-dir', dir]);
     const c = resolveConfig(values, { explicit: set, hostname: 'My-Host' });
     assert.equal(c.nodeName, 'my-host');
@@ -59,8 +59,8 @@ describe('nodeagent/app: options and KubeletConfiguration', () => {
     assert.equal(c.nodeStatusUpdateFrequencyMs, 10_000);
     assert.equal(c.nodeStatusReportFrequencyMs, 300_000);
     assert.equal(c.nodeStatusMaxImages, 50);
-    assert.equal(c.kubeAPIQPS, 5);
-    assert.equal(c.kubeAPIBurst, 10);
+    assert.equal(c.kubeAPIQPS, 50);
+    assert.equal(c.kubeAPIBurst, 100);
     assert.equal(c.eventQPS, 5);
     assert.equal(c.eventBurst, 10);
     assert.equal(c.containerLogMaxSizeBytes, 10 * 1024 * 1024);
@@ -125,7 +125,7 @@ featureGates:
   AllAlpha: false
   CPUManager: false
 containerLogMaxSize: 1Mi
-kubeAPIQPS: 50
+kubeAPIQPS: 40
 eventRecordQPS: 9
 clusterDomain: cluster.local
 someUnknownField: 1
@@ -168,8 +168,9 @@ someUnknownField: 1
       'gates merge, the flag wins per gate',
     );
     assert.equal(c.containerLogMaxSizeBytes, 1024 * 1024);
-    assert.equal(c.kubeAPIQPS, 50);
+    assert.equal(c.kubeAPIQPS, 40);
     assert.equal(c.eventQPS, 9);
+    assert.equal(c.clusterDomain, 'cluster.local');
     assert.deepEqual(warnings, [
       'strict decoding error: unknown field "someUnknownField" in the kubelet config file',
     ]);

@@ -330,13 +330,14 @@ const client: FlagSpec[] = [
   {
     name: 'kube-api-qps',
     type: 'int',
-    default: 5,
+    // kubelet's default since Kubernetes 1.27 (5/10 before): pod status writes must not queue.
+    default: 50,
     help: 'QPS to use while talking with kubernetes apiserver.',
   },
   {
     name: 'kube-api-burst',
     type: 'int',
-    default: 10,
+    default: 100,
     help: 'Burst to use while talking with kubernetes apiserver.',
   },
   {

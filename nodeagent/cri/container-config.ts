@@ -1,6 +1,5 @@
 // A container's CRI ContainerConfig, as kubelet's generateContainerConfig
-// builds it: command and args with $(VAR) expansion, the resolved env and
-// mounts, the log path, stdin/tty, the cgroup resources of its requests and
+// builds it: command and args, the resolved env and mounts, the log path, stdin/tty, the cgroup resources of its requests and
 // limits (CPU shares and CFS quota, memory limit, OOM score) and its security
 // context (user, groups, capabilities, privileged, read-only root, masked
 // /proc paths).
@@ -35,40 +34,6 @@ export const DEFAULT_READONLY_PATHS = [
   '/proc/sys',
   '/proc/sysrq-trigger',
 ];
-
-/**
- * kubelet's $(VAR) expansion of command, args and env values: a defined name is replaced,
- * $$ escapes a $, an undefined reference stays as written.
- */
-export function expandVars(s: string, vars: Map<string, string>): string {
-  let out = '';
-  for (let i = 0; i < s.length; i++) {
-    const ch = s[i];
-    if (ch !== '$' || i + 1 >= s.length) {
-      out += ch;
-      continue;
-    }
-    const next = s[i + 1];
-    if (next === '$') {
-      out += '$';
-      i++;
-      continue;
-    }
-    if (next === '(') {
-      const end = s.indexOf(')', i + 2);
-      if (end < 0) {
-        out += s.slice(i);
-        break;
-      }
-      const name = s.slice(i + 2, end);
-      out += vars.has(name) ? vars.get(name)! : `$(${name})`;
-      i = end;
-      continue;
-    }
-    out += ch;
-  }
-  return out;
-}
 
 const quantity = (v: unknown) => (v === undefined || v === null ? undefined : parseQuantity(String(v)));
 const milli = (v: unknown) => {
@@ -173,12 +138,12 @@ export interface ContainerConfigInput {
 export function criContainerConfig(i: ContainerConfigInput): any {
   const { pod, container: c } = i;
   const env = envOf(c, i.config);
-  const vars = new Map(env.map((e) => [e.name, e.value]));
   return {
     metadata: { name: c.name, attempt: i.attempt },
     image: { image: i.image, userSpecifiedImage: c.image },
-    command: (c.command ?? []).map((s: string) => expandVars(s, vars)),
-    args: (c.args ?? []).map((s: string) => expandVars(s, vars)),
+    // Already $(VAR)-expanded by the pod worker (env.ts), as kubelet hands them to the CRI.
+    command: c.command ?? [],
+    args: c.args ?? [],
     workingDir: c.workingDir ?? '',
     envs: env.map((e) => ({ key: e.name, value: e.value })),
     mounts: (i.config?.mounts ?? []).map((m) => ({
@@ -194,6 +159,7 @@ export function criContainerConfig(i: ContainerConfigInput): any {
       [ANNOTATION.terminationMessagePolicy]: c.terminationMessagePolicy ?? 'File',
       [ANNOTATION.gracePeriod]: String(pod.spec?.terminationGracePeriodSeconds ?? 30),
       [ANNOTATION.kind]: i.kind,
+      [ANNOTATION.image]: c.image,
     },
     logPath: i.logPath,
     stdin: !!c.stdin,

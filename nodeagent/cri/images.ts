@@ -35,6 +35,12 @@ export function registryOf(image: string): string {
   return fullImageName(image).split('/')[0];
 }
 
+/** The registry a credential is for: its server without scheme or path, Docker Hub's names as docker.io. */
+export function credentialRegistry(server: string): string {
+  const host = server.replace(/^[a-z]+:\/\//, '').split('/')[0];
+  return host === 'index.docker.io' || host === 'registry-1.docker.io' ? 'docker.io' : host;
+}
+
 export class CriImages {
   private images: CriImage[] = [];
   /** Every name an image answers to (tags, digests, id) → the image. */

@@ -18,6 +18,8 @@ export const ANNOTATION = {
   gracePeriod: 'io.kubernetes.pod.terminationGracePeriod',
   /** tkube's own: which list of the pod spec the container comes from (init or regular). */
   kind: 'tkube.io/container-kind',
+  /** tkube's own: the image as the pod spec names it (the runtime only keeps the resolved id). */
+  image: 'tkube.io/container-image',
 } as const;
 
 /** The labels of a pod's sandbox: the pod's own labels plus kubelet's identity labels. */

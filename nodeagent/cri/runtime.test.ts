@@ -5,7 +5,7 @@
 // runtime instance (an agent restart), and removal of everything.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ContainerRecord } from '../pods/runtime';
@@ -36,7 +36,7 @@ describe('CRI runtime against a real containerd', function () {
   let logs: string;
   const runtimes: CriRuntime[] = [];
 
-  function newRuntime(): CriRuntime {
+  function newRuntime(logMaxBytes = 10 * 1024 * 1024): CriRuntime {
     const r = new CriRuntime({
       client: new CriClient({ runtimeEndpoint: ctd.endpoint, requestTimeoutMs: 30_000 }),
       pod: { cgroupRoot: `/tkube-test-${process.pid}`, clusterDNS: [], clusterDomain: '', resolvConf: '' },
@@ -44,7 +44,7 @@ describe('CRI runtime against a real containerd', function () {
       podLogDirectory: (p) => join(logs, `${p.metadata.namespace}_${p.metadata.name}_${p.metadata.uid}`),
       sandboxImage: 'registry.k8s.io/pause:3.10',
       imageGC: { highThresholdPercent: 100, lowThresholdPercent: 99, minAgeMs: 0 },
-      logRotation: { maxSizeBytes: 10 * 1024 * 1024, maxFiles: 5 },
+      logRotation: { maxSizeBytes: logMaxBytes, maxFiles: 3 },
       relistPeriodMs: 200,
     });
     runtimes.push(r);
@@ -157,6 +157,51 @@ describe('CRI runtime against a real containerd', function () {
     await rt.stopContainer(rec.id, 1);
     assert.equal(rt.container(rec.id)?.state, 'exited');
     assert.ok(Date.now() - started < 20_000);
+    await rt.removeSandbox(p.metadata.uid);
+  });
+
+  it("measures a busy container's CPU and memory through the CRI stats", async () => {
+    const rt = newRuntime();
+    await rt.init();
+    const p = pod('busy', [busybox('c', 'while :; do :; done')]);
+    await rt.ensureSandbox(p);
+    const rec = await rt.createContainer(p, p.spec.containers[0], 'regular', 0, join(logs, 'busy.log'));
+    await rt.startContainer(rec.id);
+    await new Promise((r) => setTimeout(r, 1500));
+    await rt.readStats();
+    await new Promise((r) => setTimeout(r, 500));
+    await rt.readStats();
+    const u = rt.containerUsage(rec.id);
+    assert.ok(u, 'a reading for the container');
+    assert.ok(u.cpuCoreNanoSeconds > 100_000_000, `it used CPU: ${u.cpuCoreNanoSeconds} ns`);
+    assert.ok(u.cpuNanoCores > 0, 'a CPU rate');
+    assert.ok(u.memoryWorkingSetBytes > 0, 'a working set');
+    await rt.removeSandbox(p.metadata.uid);
+  });
+
+  it('rotates a container log past its size and the runtime goes on writing to a new file', async () => {
+    const rt = newRuntime(2048);
+    await rt.init();
+    const p = pod('chatty', [busybox('c', 'i=0; while :; do i=$((i+1)); echo "line $i"; sleep 0.01; done')]);
+    await rt.ensureSandbox(p);
+    const path = join(logs, 'chatty', 'c', '0.log');
+    const rec = await rt.createContainer(p, p.spec.containers[0], 'regular', 0, path);
+    await rt.startContainer(rec.id);
+    for (let round = 0; round < 4; round++) {
+      await new Promise((r) => setTimeout(r, 400));
+      await rt.rotateLogs();
+    }
+    await new Promise((r) => setTimeout(r, 400));
+    const rotated = readdirSync(join(logs, 'chatty', 'c')).filter((f) => f.startsWith('0.log.'));
+    assert.ok(
+      rotated.length >= 1 && rotated.length <= 2,
+      `kept within --container-log-max-files: ${rotated}`,
+    );
+    assert.ok(
+      rotated.some((f) => f.endsWith('.gz')) || rotated.length === 1,
+      'older rotations are compressed',
+    );
+    assert.match(readFileSync(path, 'utf8'), /stdout F line \d+/, 'new lines go to the reopened file');
     await rt.removeSandbox(p.metadata.uid);
   });
 

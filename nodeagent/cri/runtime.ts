@@ -18,6 +18,7 @@ import type {
   ContainerKind,
   ContainerRecord,
   ContainerRuntime,
+  ContainerUsage,
   ExecSyncResult,
   PullResult,
   RegistryAuth,
@@ -79,6 +80,8 @@ export class CriRuntime implements ContainerRuntime {
   private readonly sandboxes = new Map<string, Sandbox>();
   private readonly ctrs = new Map<string, ContainerRecord & { criID: string }>();
   private readonly listeners: ((c: ContainerRecord) => void)[] = [];
+  /** By container id (containerd://...): the last ListContainerStats reading. */
+  private readonly usage = new Map<string, ContainerUsage>();
   private timers: Timer[] = [];
   private closed = false;
   private relisting = false;
@@ -102,6 +105,7 @@ export class CriRuntime implements ContainerRuntime {
     await this.status();
     await this.imageStore.refresh();
     await this.adoptAll();
+    await this.readStats().catch((err) => log.warn('reading container stats failed', { err: String(err) }));
     const relist = () => {
       if (this.closed) return;
       this.relist()
@@ -115,6 +119,7 @@ export class CriRuntime implements ContainerRuntime {
       if (this.closed) return;
       void this.rotateLogs()
         .then(() => this.status())
+        .then(() => this.readStats())
         .catch((err) => log.warn('runtime housekeeping failed', { err: String(err) }))
         .finally(() => {
           if (!this.closed) this.timers[1] = this.clock.setTimer(housekeeping, 10_000);
@@ -333,6 +338,40 @@ export class CriRuntime implements ContainerRuntime {
     this.listeners.push(listener);
   }
 
+  // ---- stats ------------------------------------------------------------------------
+
+  containerUsage(id: string): ContainerUsage | undefined {
+    return this.usage.get(id);
+  }
+
+  /** Every container's CPU, memory and writable layer use (cAdvisor's job in kubelet; the CRI's here). */
+  async readStats(): Promise<void> {
+    const res = await this.o.client.call('ListContainerStats', {});
+    const seen = new Set<string>();
+    for (const st of res.stats) {
+      const id = `${this.type}://${st.attributes?.id}`;
+      seen.add(id);
+      const v = (x: any) => Number(x?.value ?? 0);
+      const time = nsToMs(st.cpu?.timestamp) ?? this.clock.now();
+      const cpu = v(st.cpu?.usageCoreNanoSeconds);
+      const prev = this.usage.get(id);
+      // containerd 1.6 leaves usage_nano_cores empty on its first readings: the rate since the last one.
+      let nanoCores = v(st.cpu?.usageNanoCores);
+      if (!nanoCores && prev && time > prev.time)
+        nanoCores = ((cpu - prev.cpuCoreNanoSeconds) * 1e6) / (time - prev.time);
+      this.usage.set(id, {
+        time,
+        cpuCoreNanoSeconds: cpu,
+        cpuNanoCores: Math.max(0, Math.round(nanoCores)),
+        memoryWorkingSetBytes: v(st.memory?.workingSetBytes),
+        memoryUsageBytes: v(st.memory?.usageBytes),
+        memoryRSSBytes: v(st.memory?.rssBytes),
+        rootfsUsedBytes: v(st.writableLayer?.usedBytes),
+      });
+    }
+    for (const id of this.usage.keys()) if (!seen.has(id)) this.usage.delete(id);
+  }
+
   // ---- exec and streaming ----------------------------------------------------------
 
   async execSync(containerID: string, cmd: string[], timeoutSeconds: number): Promise<ExecSyncResult> {
@@ -379,6 +418,14 @@ export class CriRuntime implements ContainerRuntime {
     if (this.relisting) return;
     this.relisting = true;
     try {
+      // A sandbox that died (its pause process killed) is made anew by the next sync of its pod.
+      const sbs = await this.o.client.call('ListPodSandbox', {});
+      const sbState = new Map<string, string>(sbs.items.map((x: any) => [x.id, x.state]));
+      for (const sb of this.sandboxes.values())
+        if (sb.ready && sbState.get(sb.id) !== 'SANDBOX_READY') {
+          sb.ready = false;
+          log.info('pod sandbox is not ready any more', { pod: sb.podUID, sandbox: sb.id });
+        }
       const res = await this.o.client.call('ListContainers', {});
       const states = new Map<string, string>(res.containers.map((x: any) => [x.id, x.state]));
       for (const c of [...this.ctrs.values()]) {
@@ -422,7 +469,7 @@ export class CriRuntime implements ContainerRuntime {
         podUID: uid,
         name,
         kind: (x.annotations?.[ANNOTATION.kind] === 'init' ? 'init' : 'regular') as ContainerKind,
-        image: st.image?.image ?? '',
+        image: x.annotations?.[ANNOTATION.image] ?? st.image?.image ?? '',
         imageID: st.imageRef ?? '',
         attempt: Number(x.annotations?.[ANNOTATION.restartCount] ?? x.metadata?.attempt ?? 0),
         state: 'created' as ContainerRecord['state'],
@@ -446,7 +493,7 @@ export class CriRuntime implements ContainerRuntime {
   }
 
   /** Rotates the log of every running container past --container-log-max-size (kubelet's log manager). */
-  private async rotateLogs(): Promise<void> {
+  async rotateLogs(): Promise<void> {
     for (const c of this.ctrs.values()) {
       if (c.state !== 'running') continue;
       let size: number;

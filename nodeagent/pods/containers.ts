@@ -5,16 +5,21 @@
 import type { Clock } from '../../shared/client/clock';
 import { logger } from '../../shared/log';
 import { formatDuration } from '../../shared/options/duration';
+import type { ContainerSetup } from './container-setup';
+import { ContainerConfigError, expandCommandAndArgs } from './env';
 import type { PodEvents } from './pod-events';
 import type { PodLogs } from './pod-logs';
 import { containerState, type ContainerState, type PodRecord } from './records';
-import type { ContainerKind, ContainerRecord, ContainerRuntime } from './runtime';
+import type { ContainerConfig, ContainerKind, ContainerRecord, ContainerRuntime } from './runtime';
 import { podFullName } from './status';
 
 const log = logger('nodeagent/pods');
 
 /** The kubelet's container restart backoff: 10 s doubling to 5 min, forgotten after 10 min. */
 export const BACKOFF = { initialMs: 10_000, maxMs: 300_000 };
+
+/** When a container that could not be configured (CreateContainerConfigError) is tried again. */
+export const CONFIG_RETRY_MS = 10_000;
 
 /** The image pull policy, defaulted like the API does: Always for :latest or no tag, else IfNotPresent. */
 function pullPolicy(c: any): string {
@@ -37,6 +42,8 @@ export class ContainerLifecycle {
       clock: Clock;
       events: PodEvents;
       logs: PodLogs;
+      /** Env, mounts and hooks (a runtime that runs real processes); absent: the fake runtime's plain containers. */
+      setup?: ContainerSetup;
       /** Sync the pod again at `at` (when the backoff ends). */
       wakeAt(rec: PodRecord, at: number): void;
     },
@@ -75,7 +82,7 @@ export class ContainerLifecycle {
       event.emit(rec, c, 'Normal', 'Pulling', 'Pull', `Pulling image "${c.image}"`, kind);
       let r: Awaited<ReturnType<ContainerRuntime['pullImage']>>;
       try {
-        r = await this.d.runtime.pullImage(c.image);
+        r = await this.d.runtime.pullImage(c.image, await this.d.setup?.pullCredentials(rec));
       } catch (err) {
         // kubelet's ErrImagePull, then ImagePullBackOff: 10 s doubling to 5 min between attempts.
         const ms = Math.min(backoff ? backoff.ms * 2 : BACKOFF.initialMs, BACKOFF.maxMs);
@@ -99,10 +106,25 @@ export class ContainerLifecycle {
         kind,
       );
     }
+    let config: ContainerConfig | undefined;
+    if (this.d.setup) {
+      try {
+        config = await this.d.setup.config(rec, c, s.restartCount);
+      } catch (err) {
+        if (!(err instanceof ContainerConfigError)) throw err;
+        // kubelet's CreateContainerConfigError: tried again on a later sync.
+        s.waiting = { reason: 'CreateContainerConfigError', message: err.message };
+        event.emit(rec, c, 'Warning', 'Failed', 'Create', `Error: ${err.message}`, kind);
+        this.d.wakeAt(rec, this.d.clock.now() + CONFIG_RETRY_MS);
+        return false;
+      }
+    }
     const path = this.d.logs.path(rec, c.name, s.restartCount);
+    // The runtime gets command and args with $(VAR) expanded, as the kubelet hands them to CRI.
+    const spec = config ? expandCommandAndArgs(c, config.env) : c;
     let created: ContainerRecord;
     try {
-      created = await this.d.runtime.createContainer(rec.pod, c, kind, s.restartCount, path);
+      created = await this.d.runtime.createContainer(rec.pod, spec, kind, s.restartCount, path, config);
     } catch (err) {
       // kubelet's CreateContainerError: the container waits and the next sync tries again.
       const message = (err as Error).message;
@@ -115,8 +137,19 @@ export class ContainerLifecycle {
     event.emit(rec, c, 'Normal', 'Created', 'Create', `Created container: ${c.name}`, kind);
     s.current = created;
     s.waiting = undefined;
+    s.stopRequestedAt = undefined;
     await this.d.runtime.startContainer(created.id);
     event.emit(rec, c, 'Normal', 'Started', 'Start', `Started container ${c.name}`, kind);
+    const failed = await this.d.setup?.postStart(rec, c, created);
+    if (failed) {
+      // kubelet kills a container whose postStart hook failed; it is restarted per the restart policy.
+      event.emit(rec, c, 'Warning', 'FailedPostStartHook', 'Start', failed, kind);
+      containerState(rec, c.name).stopRequestedAt = this.d.clock.now();
+      await this.d.runtime
+        .stopContainer(created.id, 0)
+        .catch((err) => log.error('killing a container failed', { container: c.name, err: String(err) }));
+      return false;
+    }
     return true;
   }
 
@@ -161,19 +194,37 @@ export class ContainerLifecycle {
     return this.start(rec, c, kind, s);
   }
 
-  /** Asks the runtime to stop the container (the Killing event once per container). */
-  stop(rec: PodRecord, c: ContainerRecord, graceSeconds: number): void {
+  /**
+   * Asks the runtime to stop the container (the Killing event once per container, `note` its text),
+   * after its preStop hook, which runs within the grace period.
+   */
+  stop(rec: PodRecord, c: ContainerRecord, graceSeconds: number, note?: string): void {
     const s = containerState(rec, c.name);
+    const spec = [...(rec.pod.spec?.containers ?? []), ...(rec.pod.spec?.initContainers ?? [])].find(
+      (x: any) => x.name === c.name,
+    ) ?? { name: c.name };
     if (s.stopRequestedAt === undefined) {
       s.stopRequestedAt = this.d.clock.now();
-      const spec = [...(rec.pod.spec?.containers ?? []), ...(rec.pod.spec?.initContainers ?? [])].find(
-        (x: any) => x.name === c.name,
-      ) ?? { name: c.name };
-      this.d.events.emit(rec, spec, 'Normal', 'Killing', 'Kill', `Stopping container ${c.name}`, c.kind);
+      this.d.events.emit(
+        rec,
+        spec,
+        'Normal',
+        'Killing',
+        'Kill',
+        note ?? `Stopping container ${c.name}`,
+        c.kind,
+      );
     }
-    this.d.runtime
-      .stopContainer(c.id, graceSeconds)
-      .catch((err) => log.error('stopping a container failed', { container: c.name, err: String(err) }));
+    void (async () => {
+      let grace = graceSeconds;
+      if (this.d.setup) {
+        const r = await this.d.setup.preStop(rec, spec, c, graceSeconds);
+        grace = r.grace;
+        if (r.failure)
+          this.d.events.emit(rec, spec, 'Warning', 'FailedPreStopHook', 'Kill', r.failure, c.kind);
+      }
+      await this.d.runtime.stopContainer(c.id, grace);
+    })().catch((err) => log.error('stopping a container failed', { container: c.name, err: String(err) }));
   }
 
   /** The pod is gone: its backoffs with it. */

@@ -16,22 +16,30 @@
 //   network.ts          pod sandboxes and addresses
 //   pod-logs.ts         log file paths and links, the /containerLogs lookup
 //   pod-events.ts       events on the pod and its containers
+//   container-setup.ts  with a runtime that runs processes: volumes (volumes.ts),
+//                       env (env.ts), hooks (hooks.ts); probes are prober.ts
+import { cpus, totalmem } from 'node:os';
+import { dirname } from 'node:path';
 import type { Client } from '../../shared/client/client';
 import { realClock, type Clock } from '../../shared/client/clock';
 import type { KubeObject } from '../../shared/client/types';
 import type { EventRecorder } from '../../shared/events';
 import { logger } from '../../shared/log';
 import { PodAdmission } from './admission';
+import { ContainerSetup } from './container-setup';
 import { ContainerLifecycle } from './containers';
 import { MirrorPods } from './mirrors';
 import { PodNetwork } from './network';
 import { PodEvents } from './pod-events';
 import { PodLogs, type LogTarget } from './pod-logs';
-import { newPodRecord, PodRecords, type PodRecord } from './records';
+import { PodObjects } from './pod-objects';
+import { Prober } from './prober';
+import { graceSeconds, newPodRecord, PodRecords, type PodRecord } from './records';
 import type { ContainerRuntime } from './runtime';
 import { isMirrorPod, type PodSource } from './static';
 import { PodStatusReporter } from './status-reporter';
 import { PodSyncQueue } from './sync-queue';
+import { PodVolumes } from './volumes';
 import { PodWorker } from './worker';
 
 const log = logger('nodeagent/pods');
@@ -45,6 +53,12 @@ export interface PodManagerOptions {
   recorder: EventRecorder;
   /** <root-dir>/logs: pods/<ns>_<name>_<uid>/<container>/<n>.log and containers/ links. */
   logsDir: string;
+  /** --root-dir: pods/<uid>/volumes ... (default: the parent of logsDir). */
+  rootDir?: string;
+  /** --cluster-domain (pods' FQDNs in their /etc/hosts). */
+  clusterDomain?: string;
+  /** The node's allocatable (the downward API's default of unset limits); default: the machine's. */
+  allocatable?(): Record<string, string> | undefined;
   clock?: Clock;
   nodeIPs(): string[];
   /** The Node's uid once registered (mirror pods are owned by it). */
@@ -55,6 +69,11 @@ export interface PodManagerOptions {
   networkReady?(): boolean;
 }
 
+/** The machine's CPU and memory, when the Node's allocatable is not known. */
+function machineAllocatable(): Record<string, string> {
+  return { cpu: String(cpus().length), memory: String(totalmem()) };
+}
+
 export class PodManager {
   private readonly table = new PodRecords();
   private readonly staticSets = new Map<PodSource, Map<string, KubeObject>>();
@@ -63,6 +82,8 @@ export class PodManager {
   private readonly mirrors: MirrorPods;
   private readonly network: PodNetwork;
   private readonly logs: PodLogs;
+  private readonly objects?: PodObjects;
+  private readonly prober?: Prober;
 
   constructor(private readonly o: PodManagerOptions) {
     const clock = o.clock ?? realClock;
@@ -81,14 +102,51 @@ export class PodManager {
     const events = new PodEvents(o.recorder, this.mirrors);
     this.network = new PodNetwork({ ...o, events });
     this.logs = new PodLogs({ logsDir: o.logsDir, records, runtime: o.runtime });
+    // The pod spec's volumes, env, hooks and probes matter only where processes really run.
+    let setup: ContainerSetup | undefined;
+    if (o.runtime.execSync) {
+      const objects = (this.objects = new PodObjects(o.client));
+      setup = new ContainerSetup({
+        runtime: o.runtime,
+        clock,
+        objects,
+        volumes: new PodVolumes({
+          rootDir: o.rootDir ?? dirname(o.logsDir),
+          objects,
+          now: () => clock.now(),
+          realRuntime: true,
+          clusterDomain: o.clusterDomain,
+        }),
+        events,
+        nodeIPs: () => o.nodeIPs(),
+        allocatable: () => o.allocatable?.() ?? machineAllocatable(),
+      });
+      this.prober = new Prober({
+        runtime: o.runtime,
+        clock,
+        events,
+        requestSync,
+        kill: (rec, c, grace, note) => containers.stop(rec, c, grace, note),
+        graceSeconds,
+      });
+    }
     const status = new PodStatusReporter({
       clock,
       nodeIPs: () => o.nodeIPs(),
       podsClient,
       mirrors: this.mirrors,
       wakeAt,
+      prober: this.prober,
+      setup,
     });
-    const containers = new ContainerLifecycle({ runtime: o.runtime, clock, events, logs: this.logs, wakeAt });
+    const containers = new ContainerLifecycle({
+      runtime: o.runtime,
+      clock,
+      events,
+      logs: this.logs,
+      setup,
+      wakeAt,
+    });
     const worker = new PodWorker({
       runtime: o.runtime,
       clock,
@@ -100,6 +158,8 @@ export class PodManager {
       containers,
       status,
       mirrors: this.mirrors,
+      setup,
+      prober: this.prober,
       wakeAt,
     });
     this.admission = new PodAdmission({
@@ -243,6 +303,8 @@ export class PodManager {
 
   async stop(): Promise<void> {
     this.queue.stop();
+    this.prober?.close();
+    await this.objects?.close();
     await this.o.runtime.close();
   }
 }

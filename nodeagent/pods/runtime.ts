@@ -81,6 +81,18 @@ export type StreamRequest =
   | { kind: 'attach'; containerID: string; tty: boolean; stdin: boolean; stdout: boolean; stderr: boolean }
   | { kind: 'portforward'; podUID: string; ports: number[] };
 
+/** A container's resource use as the runtime last measured it (CRI ContainerStats). */
+export interface ContainerUsage {
+  /** When it was measured (ms). */
+  time: number;
+  cpuCoreNanoSeconds: number;
+  cpuNanoCores: number;
+  memoryWorkingSetBytes: number;
+  memoryUsageBytes: number;
+  memoryRSSBytes: number;
+  rootfsUsedBytes: number;
+}
+
 export interface ExecSyncResult {
   exitCode: number;
   stdout: Buffer;
@@ -137,6 +149,8 @@ export interface ContainerRuntime {
   streamURL?(req: StreamRequest): Promise<string>;
   /** The containers of a pod, oldest first. */
   containers(podUID: string): ContainerRecord[];
+  /** The container's last measured resource use; absent: the runtime measures nothing (fake). */
+  containerUsage?(id: string): ContainerUsage | undefined;
   /** "" when the runtime and its network are ready, else why not (for the Node's Ready condition). */
   notReadyReason?(): string;
   /** Called whenever a container exits (on its own or stopped). */

@@ -8,9 +8,11 @@ import { isConflict, isNotFound } from '../../shared/client/errors';
 import type { ResourceClient } from '../../shared/client/resource';
 import { logger } from '../../shared/log';
 import { canonical } from '../status/node';
+import type { ContainerSetup } from './container-setup';
 import type { MirrorPods } from './mirrors';
-import type { PodRecord } from './records';
-import type { ContainerKind } from './runtime';
+import type { Prober } from './prober';
+import type { ContainerState, PodRecord } from './records';
+import type { ContainerKind, ContainerRecord } from './runtime';
 import { FAKE_ANNOTATIONS, fakeSetting } from './runtime-fake';
 import { mirrorMatches } from './static';
 import { computePodStatus, isSidecar, podFullName, type ContainerView } from './status';
@@ -27,6 +29,10 @@ export class PodStatusReporter {
       mirrors: MirrorPods;
       /** Sync the pod again at `at` (a container becomes started or ready then). */
       wakeAt(rec: PodRecord, at: number): void;
+      /** Real probes (a runtime that runs processes); absent: readiness from delays and annotations. */
+      prober?: Prober;
+      /** Termination messages read after exit. */
+      setup?: ContainerSetup;
     },
   ) {}
 
@@ -48,6 +54,7 @@ export class PodStatusReporter {
     const now = this.d.clock.now();
     return specs.map((c) => {
       const s = rec.containers.get(c.name) ?? { restartCount: 0 };
+      if (this.d.prober) return this.probedView(rec, c, kind, s);
       const cur = s.current;
       const running = cur?.state === 'running';
       const since = (probe: any) =>
@@ -85,11 +92,42 @@ export class PodStatusReporter {
     });
   }
 
+  /** A container's view with real probes and termination messages. */
+  private probedView(rec: PodRecord, c: any, kind: ContainerKind, s: ContainerState): ContainerView {
+    const prober = this.d.prober!;
+    let cur = s.current;
+    let last = s.last;
+    const withMessage = (r: ContainerRecord | undefined) => {
+      const m = r && this.d.setup?.terminationMessage(rec, c, r);
+      return r && m ? { ...r, message: r.message ? `${r.message}: ${m}` : m } : r;
+    };
+    cur = withMessage(cur);
+    last = withMessage(last);
+    const started = prober.started(rec, c);
+    const completedInit = kind === 'init' && !isSidecar(c) && cur?.state === 'exited' && cur.exitCode === 0;
+    const ready = completedInit || (!(kind === 'init' && !isSidecar(c)) && prober.ready(rec, c));
+    return {
+      spec: c,
+      kind,
+      current: cur,
+      last,
+      restartCount: s.restartCount,
+      waiting:
+        s.waiting ??
+        (!cur
+          ? { reason: kind === 'init' || !this.initDone(rec) ? 'PodInitializing' : 'ContainerCreating' }
+          : undefined),
+      ready,
+      started,
+    };
+  }
+
   private initDone(rec: PodRecord): boolean {
     for (const c of rec.pod.spec?.initContainers ?? []) {
       const cur = rec.containers.get(c.name)?.current;
       if (isSidecar(c)) {
         if (cur?.state !== 'running') return false;
+        if (this.d.prober && !this.d.prober.started(rec, c)) return false;
       } else if (!(cur?.state === 'exited' && cur.exitCode === 0)) return false;
     }
     return true;

@@ -8,11 +8,13 @@ import type { Clock } from '../../shared/client/clock';
 import { isConflict, isNotFound } from '../../shared/client/errors';
 import type { ResourceClient } from '../../shared/client/resource';
 import { logger } from '../../shared/log';
+import type { ContainerSetup } from './container-setup';
 import type { ContainerLifecycle } from './containers';
 import type { MirrorPods } from './mirrors';
 import type { PodNetwork } from './network';
 import type { PodEvents } from './pod-events';
 import type { PodLogs } from './pod-logs';
+import type { Prober } from './prober';
 import { containerState, graceSeconds, isTerminalPhase, type PodRecord, type PodRecords } from './records';
 import type { ContainerKind, ContainerRecord, ContainerRuntime } from './runtime';
 import type { PodStatusReporter } from './status-reporter';
@@ -34,6 +36,9 @@ export class PodWorker {
       containers: ContainerLifecycle;
       status: PodStatusReporter;
       mirrors: MirrorPods;
+      /** Volumes, env, hooks and probes when the runtime runs real processes (absent with the fake one). */
+      setup?: ContainerSetup;
+      prober?: Prober;
       wakeAt(rec: PodRecord, at: number): void;
     },
   ) {}
@@ -120,6 +125,12 @@ export class PodWorker {
       await status.send(rec, status.compute(rec, false));
       return;
     }
+    if (this.d.setup && !(await this.d.setup.volumesReady(rec))) {
+      // kubelet's volume manager: the containers wait in ContainerCreating while a volume fails to mount.
+      this.d.wakeAt(rec, this.d.clock.now() + this.d.setup.volumeRetryDelay(rec));
+      await status.send(rec, status.compute(rec, false));
+      return;
+    }
     const policy = rec.pod.spec?.restartPolicy ?? 'Always';
     let initDone = true;
     let initFailed = false;
@@ -128,7 +139,8 @@ export class PodWorker {
       const sidecar = isSidecar(c);
       const cur = s.current;
       if (cur?.state === 'running' || cur?.state === 'created') {
-        if (sidecar) continue;
+        // A sidecar with a startup probe holds back the next init containers until it passed.
+        if (sidecar && (!this.d.prober || this.d.prober.started(rec, c))) continue;
         initDone = false;
         break;
       }
@@ -150,7 +162,7 @@ export class PodWorker {
         initDone = false;
         break;
       }
-      if (!sidecar) {
+      if (!sidecar || (this.d.prober && !this.d.prober.started(rec, c))) {
         initDone = false;
         break;
       }
@@ -166,17 +178,12 @@ export class PodWorker {
         if (cur.state === 'running' && cur.image !== c.image && !s.specChanged) {
           // The container's definition changed (a new image): restart it.
           s.specChanged = true;
-          this.d.events.emit(
+          containers.stop(
             rec,
-            c,
-            'Normal',
-            'Killing',
-            'Kill',
+            cur,
+            graceSeconds(rec),
             `Container ${c.name} definition changed, will be restarted`,
           );
-          this.d.runtime
-            .stopContainer(cur.id, graceSeconds(rec))
-            .catch((err) => log.error('stop failed', { err: String(err) }));
           continue;
         }
         if (cur.state !== 'exited') continue;
@@ -192,6 +199,7 @@ export class PodWorker {
         if (restart) await containers.restartWithBackoff(rec, c, 'regular', s);
       }
     }
+    this.d.prober?.sync(rec);
     let next = status.compute(rec, false);
     if (isTerminalPhase(next.phase)) {
       // Finished (restartPolicy Never / OnFailure, or a failed init container): stop what still runs (sidecars).
@@ -202,8 +210,11 @@ export class PodWorker {
         return;
       }
       rec.terminal = true;
+      this.d.prober?.forget(rec.uid);
       await this.d.network.release(rec);
       next = status.compute(rec, true);
+      // Nothing runs any more: its volumes go (tmpfs memory freed), as the kubelet's volume manager does.
+      await this.d.setup?.releaseVolumes(rec);
     }
     await status.send(rec, next);
   }
@@ -226,8 +237,11 @@ export class PodWorker {
       return;
     }
     rec.terminal = true;
+    this.d.prober?.forget(rec.uid);
     await this.d.network.release(rec);
-    await this.d.status.send(rec, this.d.status.compute(rec, true));
+    const final = this.d.status.compute(rec, true);
+    await this.d.setup?.releaseVolumes(rec);
+    await this.d.status.send(rec, final);
     if (rec.source === 'api') await this.finalDelete(rec);
   }
 
@@ -261,6 +275,8 @@ export class PodWorker {
     );
     for (const c of runtime.containers(rec.uid)) await runtime.removeContainer(c.id);
     for (const t of rec.timers) t.cancel();
+    this.d.prober?.forget(rec.uid);
+    await this.d.setup?.tearDown(rec);
     await this.d.network.remove(rec);
     this.d.containers.forget(rec);
     this.d.records.delete(rec.uid);

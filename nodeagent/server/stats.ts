@@ -1,12 +1,14 @@
 // What the node agent reports about resource use: /stats/summary (the
 // kubelet's stats/v1alpha1 Summary: node and per-pod), /spec (cAdvisor's
 // MachineInfo), and the Prometheus texts of /metrics/cadvisor and
-// /metrics/resource. The fake runtime's containers use no CPU or memory; their
-// logs are real files and are counted.
+// /metrics/resource. Containers' CPU and memory are the runtime's measurements
+// (CRI stats); the fake runtime's containers use none. Logs are real files
+// and are counted.
 import { statSync } from 'node:fs';
 import { MetricsRegistry } from '../../shared/metrics/registry';
 import type { MachineInfo, Readings } from '../status/sysinfo';
 import type { PodRecord } from '../pods/records';
+import type { ContainerUsage } from '../pods/runtime';
 import { rfc3339 } from '../status/node';
 
 export interface StatsSources {
@@ -16,6 +18,8 @@ export interface StatsSources {
   pods(): PodRecord[];
   startTime: number;
   currentVersion: string;
+  /** A container's measured use (the runtime's); undefined: none measured. */
+  usage?(containerID: string): ContainerUsage | undefined;
 }
 
 function fileSize(path: string): number {
@@ -31,18 +35,46 @@ interface ContainerUse {
   startedAt?: number;
   logBytes: number;
   running: boolean;
+  usage?: ContainerUsage;
 }
 
-function containersOf(r: PodRecord): ContainerUse[] {
+function containersOf(src: StatsSources, r: PodRecord): ContainerUse[] {
   const out: ContainerUse[] = [];
   for (const [name, s] of r.containers) {
     const cur = s.current;
     if (!cur) continue;
     let logBytes = fileSize(cur.logPath);
     if (s.last) logBytes += fileSize(s.last.logPath);
-    out.push({ name, startedAt: cur.startedAt, logBytes, running: cur.state === 'running' });
+    const running = cur.state === 'running';
+    out.push({
+      name,
+      startedAt: cur.startedAt,
+      logBytes,
+      running,
+      usage: running ? src.usage?.(cur.id) : undefined,
+    });
   }
   return out;
+}
+
+/** A container's (or the sum of a pod's containers') CPU and memory in the Summary's shape. */
+function measured(time: string, uses: (ContainerUsage | undefined)[]): { cpu: any; memory: any } {
+  const sum = (f: (u: ContainerUsage) => number) => uses.reduce((a, u) => a + (u ? f(u) : 0), 0);
+  return {
+    cpu: {
+      time,
+      usageNanoCores: sum((u) => u.cpuNanoCores),
+      usageCoreNanoSeconds: sum((u) => u.cpuCoreNanoSeconds),
+    },
+    memory: {
+      time,
+      usageBytes: sum((u) => u.memoryUsageBytes),
+      workingSetBytes: sum((u) => u.memoryWorkingSetBytes),
+      rssBytes: sum((u) => u.memoryRSSBytes),
+      pageFaults: 0,
+      majorPageFaults: 0,
+    },
+  };
 }
 
 /** GET /stats/summary (only_cpu_and_memory=true leaves out filesystems, network, rlimit). */
@@ -116,20 +148,24 @@ export function summary(src: StatsSources, onlyCpuAndMemory = false): any {
   }
   const pods = src.pods().map((p) => {
     const md = p.pod.metadata;
-    const containers = containersOf(p).map((c) => ({
+    const uses = containersOf(src, p);
+    const containers = uses.map((c) => ({
       name: c.name,
       startTime: rfc3339(c.startedAt ?? p.startTime ?? Date.now()),
-      cpu: idleCpu(now),
-      memory: idleMemory(now),
-      ...(onlyCpuAndMemory ? {} : { rootfs: fsUsage(now, fs, 0), logs: fsUsage(now, fs, c.logBytes) }),
+      ...measured(now, [c.usage]),
+      ...(onlyCpuAndMemory
+        ? {}
+        : { rootfs: fsUsage(now, fs, c.usage?.rootfsUsedBytes ?? 0), logs: fsUsage(now, fs, c.logBytes) }),
     }));
     const logBytes = containers.reduce((a, c: any) => a + (c.logs?.usedBytes ?? 0), 0);
     return {
       podRef: { name: md.name, namespace: md.namespace, uid: p.uid },
       startTime: rfc3339(p.startTime ?? Date.now()),
       containers,
-      cpu: idleCpu(now),
-      memory: idleMemory(now),
+      ...measured(
+        now,
+        uses.map((c) => c.usage),
+      ),
       ...(onlyCpuAndMemory
         ? {}
         : {
@@ -216,9 +252,10 @@ export function cadvisorMetrics(src: StatsSources): string {
         image: c.image,
         name: c.id.replace(/^[a-z]+:\/\//, ''),
       };
+      const u = src.usage?.(c.id);
       start.set(l, (c.startedAt ?? 0) / 1000);
-      cpu.inc({ ...l, cpu: 'total' }, 0);
-      mem.set(l, 0);
+      cpu.inc({ ...l, cpu: 'total' }, (u?.cpuCoreNanoSeconds ?? 0) / 1e9);
+      mem.set(l, u?.memoryWorkingSetBytes ?? 0);
     }
   }
   return reg.expose();
@@ -265,16 +302,21 @@ export function resourceMetrics(src: StatsSources): string {
     labels: pl,
   });
   for (const p of src.pods()) {
-    pcpu.inc(podLabels(p), 0);
-    pmem.set(podLabels(p), 0);
+    let podCPU = 0;
+    let podMem = 0;
     for (const [name, s] of p.containers) {
       const c = s.current;
       if (!c || c.state !== 'running') continue;
+      const u = src.usage?.(c.id);
       const l = { ...podLabels(p), container: name };
-      ccpu.inc(l, 0);
-      cmem.set(l, 0);
+      ccpu.inc(l, (u?.cpuCoreNanoSeconds ?? 0) / 1e9);
+      cmem.set(l, u?.memoryWorkingSetBytes ?? 0);
       cstart.set(l, (c.startedAt ?? 0) / 1000);
+      podCPU += u?.cpuCoreNanoSeconds ?? 0;
+      podMem += u?.memoryWorkingSetBytes ?? 0;
     }
+    pcpu.inc(podLabels(p), podCPU / 1e9);
+    pmem.set(podLabels(p), podMem);
   }
   reg
     .gauge({
@@ -285,17 +327,8 @@ export function resourceMetrics(src: StatsSources): string {
   return reg.expose();
 }
 
-// The fake runtime's containers use no CPU or memory; their files live on the node's filesystem.
+// What no container uses (the "pods" system container's CPU).
 const idleCpu = (time: string) => ({ time, usageNanoCores: 0, usageCoreNanoSeconds: 0 });
-
-const idleMemory = (time: string) => ({
-  time,
-  usageBytes: 0,
-  workingSetBytes: 0,
-  rssBytes: 0,
-  pageFaults: 0,
-  majorPageFaults: 0,
-});
 
 const fsUsage = (
   time: string,

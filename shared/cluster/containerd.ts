@@ -259,7 +259,12 @@ export async function startContainerd(o: ContainerdOptions): Promise<RunningCont
 /** What a stopped containerd leaves on the host: its bridge, and mounts under its data dir. */
 export function cleanUpHost(dataDir: string): void {
   quietly('ip', ['link', 'delete', bridgeName(dataDir)]);
-  for (const m of mountsUnder(dataDir)) quietly('umount', ['-l', m]);
+  unmountUnder(dataDir);
+}
+
+/** Unmounts everything under dir (volumes a killed node agent left mounted, pods' rootfs ...). */
+export function unmountUnder(dir: string): void {
+  for (const m of mountsUnder(dir)) quietly('umount', ['-l', m]);
 }
 
 /** Every sandbox stopped and removed (their containers with them). */

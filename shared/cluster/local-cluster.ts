@@ -11,6 +11,7 @@ import {
   cleanUpHost,
   removeAllPods,
   SANDBOX_IMAGE,
+  unmountUnder,
   startContainerd,
   type RunningContainerd,
 } from './containerd';
@@ -297,6 +298,8 @@ export class LocalCluster {
     this.procs.length = 0;
     for (const c of this.containerds) await c.stop();
     this.containerds.length = 0;
+    // Volumes the agents mounted (tmpfs emptyDirs, secrets) stay mounted when they stop, as kubelet's do.
+    if (this.o.runtime === 'containerd') unmountUnder(join(this.dataDir, 'nodes'));
     rmSync(this.stateFile(), { force: true });
   }
 }

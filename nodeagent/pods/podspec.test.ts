@@ -1,0 +1,349 @@
+// The pod workers with the pod-spec machinery switched on (a runtime that can
+// exec), against a real apiserver in-process: env and mounts handed to the
+// runtime, CreateContainerConfigError and FailedMount until the objects
+// exist, probes restarting containers and flipping Ready, lifecycle hooks and
+// termination messages. The runtime here is the fake one plus ExecSync running
+// commands on this machine, so hooks and probes have something real to run.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startTestAPIServer, type TestAPIServer } from '../../apiserver/server/testing';
+import { Client, type KubeObject } from '../../shared/client';
+import { FakeRecorder } from '../../shared/events';
+import { PodManager } from './manager';
+import type { ContainerConfig, ContainerKind, ContainerRecord, ExecSyncResult } from './runtime';
+import { FakeRuntime } from './runtime-fake';
+
+/** The fake runtime, plus ExecSync running the command on this machine; it keeps each container's config. */
+class ExecRuntime extends FakeRuntime {
+  readonly configs = new Map<string, ContainerConfig | undefined>();
+  readonly specs = new Map<string, any>();
+  override async createContainer(
+    pod: any,
+    container: any,
+    kind: ContainerKind,
+    attempt: number,
+    logPath: string,
+    config?: ContainerConfig,
+  ): Promise<ContainerRecord> {
+    const r = await super.createContainer(pod, container, kind, attempt, logPath);
+    this.configs.set(r.id, config);
+    this.specs.set(r.id, container);
+    return r;
+  }
+  execSync(_id: string, cmd: string[], timeoutSeconds: number): Promise<ExecSyncResult> {
+    return new Promise((resolve, reject) => {
+      execFile(cmd[0], cmd.slice(1), { timeout: timeoutSeconds * 1000 }, (err: any, stdout, stderr) => {
+        if (err && typeof err.code !== 'number') return reject(err);
+        resolve({ exitCode: err ? err.code : 0, stdout: Buffer.from(stdout), stderr: Buffer.from(stderr) });
+      });
+    });
+  }
+}
+
+const waitUntil = async <T>(what: string, fn: () => T | undefined | false, ms = 25_000): Promise<T> => {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+};
+
+describe('nodeagent/pods: pod spec with a runtime that runs processes', function () {
+  this.timeout(60_000);
+  let srv: TestAPIServer;
+  let client: Client;
+  let dir: string;
+  let recorder: FakeRecorder;
+  let runtime: ExecRuntime;
+  let mgr: PodManager;
+  let http: Server;
+  let httpPort: number;
+  let healthy = true;
+  const ns = 'spec-test';
+
+  before(async () => {
+    srv = await startTestAPIServer();
+    client = Client.create(srv.config, { qps: -1, http2: false });
+    await client.resource('namespaces').create({ metadata: { name: ns } });
+    await client
+      .resource('serviceaccounts')
+      .namespace(ns)
+      .create({ metadata: { name: 'default' } });
+    http = createServer((_req, res) => {
+      res.writeHead(healthy ? 200 : 500);
+      res.end(healthy ? 'ok' : 'sick');
+    });
+    await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
+    httpPort = (http.address() as AddressInfo).port;
+  });
+  after(async () => {
+    http?.close();
+    await client?.close();
+    await srv?.stop();
+  });
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'tkube-podspec-'));
+    recorder = new FakeRecorder();
+    runtime = new ExecRuntime({ logRotation: { maxSizeBytes: 1 << 20, maxFiles: 3 } });
+    mgr = new PodManager({
+      client,
+      nodeName: 'n1',
+      maxPods: 110,
+      runtime,
+      recorder,
+      logsDir: join(dir, 'logs'),
+      rootDir: dir,
+      nodeIPs: () => ['127.0.0.1'],
+      nodeUID: () => undefined,
+      podCIDR: () => '10.244.0.0/24',
+      allocatable: () => ({ cpu: '2', memory: '1Gi' }),
+    });
+    mgr.markSynced();
+  });
+  afterEach(async () => {
+    await mgr.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const create = async (
+    name: string,
+    spec: any,
+    annotations: Record<string, string> = {},
+  ): Promise<KubeObject> => {
+    const p = await client
+      .resource('pods')
+      .namespace(ns)
+      .create({
+        metadata: { name, annotations },
+        spec: { nodeName: 'n1', hostNetwork: true, terminationGracePeriodSeconds: 5, ...spec },
+      });
+    mgr.apiPodUpdated(p);
+    return p;
+  };
+  const statusOf = (name: string): any => mgr.runningPods().find((p) => p.metadata.name === name)?.status;
+  const cstatus = (name: string, c = 'c'): any =>
+    statusOf(name)?.containerStatuses?.find((s: any) => s.name === c);
+  const ready = (name: string) => statusOf(name)?.conditions?.find((c: any) => c.type === 'Ready')?.status;
+
+  it('waits in CreateContainerConfigError / ContainerCreating until the ConfigMap exists, then passes env and mounts', async () => {
+    const p = await create('cfg', {
+      volumes: [{ name: 'conf', configMap: { name: 'later' } }],
+      containers: [
+        {
+          name: 'c',
+          image: 'busybox:1.36',
+          env: [
+            { name: 'COLOR', valueFrom: { configMapKeyRef: { name: 'later', key: 'color' } } },
+            { name: 'MSG', value: 'color=$(COLOR)' },
+          ],
+          volumeMounts: [{ name: 'conf', mountPath: '/etc/conf' }],
+          command: ['echo'],
+          args: ['$(MSG)', '$$(MSG)'],
+        },
+      ],
+    });
+    await waitUntil('FailedMount', () =>
+      recorder.events.includes(
+        'Warning FailedMount MountVolume.SetUp failed for volume "conf" : configmap "later" not found',
+      ),
+    );
+    assert.equal(cstatus('cfg').state.waiting.reason, 'ContainerCreating');
+    await client
+      .resource('configmaps')
+      .namespace(ns)
+      .create({ metadata: { name: 'later' }, data: { hue: 'red' } });
+    mgr.requestSync(p.metadata.uid!);
+    const waiting = await waitUntil('CreateContainerConfigError', () => {
+      const w = cstatus('cfg')?.state?.waiting;
+      return w?.reason === 'CreateContainerConfigError' && w;
+    });
+    assert.equal(waiting.message, "couldn't find key color in ConfigMap spec-test/later");
+    assert.ok(
+      recorder.events.includes("Warning Failed Error: couldn't find key color in ConfigMap spec-test/later"),
+    );
+    const cm = await client.resource('configmaps').namespace(ns).get('later');
+    await client
+      .resource('configmaps')
+      .namespace(ns)
+      .update({ ...cm, data: { color: 'blue' } });
+    mgr.requestSync(p.metadata.uid!);
+    await waitUntil('running', () => cstatus('cfg')?.state?.running);
+    const id = cstatus('cfg').containerID;
+    const config = runtime.configs.get(id)!;
+    const env = Object.fromEntries(config.env.map((e) => [e.name, e.value]));
+    assert.equal(env.COLOR, 'blue');
+    assert.equal(env.MSG, 'color=blue');
+    assert.deepEqual(runtime.specs.get(id).args, ['color=blue', '$(MSG)'], 'args expanded for the runtime');
+    assert.ok(env.KUBERNETES_SERVICE_HOST);
+    const conf = config.mounts.find((m) => m.containerPath === '/etc/conf')!;
+    assert.equal(
+      conf.hostPath,
+      join(dir, 'pods', p.metadata.uid!, 'volumes', 'kubernetes.io~configmap', 'conf'),
+    );
+    assert.equal(conf.readOnly, true);
+    // Written when it mounted (rewritten from the update at a later refresh).
+    assert.equal(readFileSync(join(conf.hostPath, 'hue'), 'utf8'), 'red');
+    assert.ok(config.mounts.some((m) => m.containerPath === '/dev/termination-log' && !m.readOnly));
+    const hosts = config.mounts.find((m) => m.containerPath === '/etc/hosts')!;
+    assert.match(
+      readFileSync(hosts.hostPath, 'utf8'),
+      /^# Kubernetes-managed hosts file \(host network\)\.\n/,
+    );
+    // Gone from the API: torn down, volumes removed.
+    mgr.apiPodRemoved(p);
+    await waitUntil('teardown', () => !existsSync(join(dir, 'pods', p.metadata.uid!)));
+  });
+
+  it('readiness drives Ready', async () => {
+    healthy = true;
+    await create('ready', {
+      containers: [
+        {
+          name: 'c',
+          image: 'busybox:1.36',
+          readinessProbe: { httpGet: { path: '/', port: httpPort }, periodSeconds: 1, failureThreshold: 1 },
+        },
+      ],
+    });
+    await waitUntil('Ready', () => ready('ready') === 'True');
+    healthy = false;
+    await waitUntil('not Ready', () => ready('ready') === 'False');
+    assert.ok(
+      recorder.events.includes(
+        'Warning Unhealthy Readiness probe failed: HTTP probe failed with statuscode: 500',
+      ),
+    );
+    assert.equal(cstatus('ready').ready, false);
+    assert.ok(cstatus('ready').state.running, 'readiness never restarts');
+    healthy = true;
+    await waitUntil('Ready again', () => ready('ready') === 'True');
+  });
+
+  it('restarts a container failing its liveness probe, with CrashLoopBackOff', async () => {
+    await create('live', {
+      containers: [
+        {
+          name: 'c',
+          image: 'busybox:1.36',
+          livenessProbe: {
+            exec: { command: ['sh', '-c', 'echo down; exit 1'] },
+            periodSeconds: 1,
+            failureThreshold: 2,
+          },
+        },
+      ],
+    });
+    await waitUntil('a restart', () => cstatus('live')?.restartCount >= 1);
+    assert.ok(
+      recorder.events.includes('Normal Killing Container c failed liveness probe, will be restarted'),
+    );
+    assert.ok(recorder.events.includes('Warning Unhealthy Liveness probe failed: down\n'));
+    const w = await waitUntil('CrashLoopBackOff', () => {
+      const st = cstatus('live');
+      return st?.state?.waiting?.reason === 'CrashLoopBackOff' && st;
+    });
+    assert.ok(w.lastState.terminated, 'the killed instance is the last state');
+    assert.ok(w.restartCount >= 1);
+  });
+
+  it('holds the containers back until a sidecar passed its startup probe', async () => {
+    healthy = false;
+    await create('sidecar', {
+      initContainers: [
+        {
+          name: 'proxy',
+          image: 'busybox:1.36',
+          restartPolicy: 'Always',
+          startupProbe: { httpGet: { path: '/', port: httpPort }, periodSeconds: 1, failureThreshold: 60 },
+        },
+      ],
+      containers: [{ name: 'c', image: 'busybox:1.36' }],
+    });
+    await waitUntil('startup failing', () =>
+      recorder.events.includes(
+        'Warning Unhealthy Startup probe failed: HTTP probe failed with statuscode: 500',
+      ),
+    );
+    assert.equal(cstatus('sidecar').state.waiting?.reason, 'PodInitializing');
+    assert.equal(statusOf('sidecar').initContainerStatuses[0].started, false);
+    healthy = true;
+    await waitUntil('c running', () => cstatus('sidecar')?.state?.running);
+    assert.equal(statusOf('sidecar').initContainerStatuses[0].started, true);
+  });
+
+  it('kills a container whose postStart hook fails; runs preStop before stopping', async () => {
+    await create('hooked', {
+      containers: [
+        {
+          name: 'c',
+          image: 'busybox:1.36',
+          lifecycle: { postStart: { exec: { command: ['sh', '-c', 'echo nope; exit 7'] } } },
+        },
+      ],
+    });
+    await waitUntil('FailedPostStartHook', () =>
+      recorder.events.find((e) => e.startsWith('Warning FailedPostStartHook')),
+    );
+    const ev = recorder.events.find((e) => e.startsWith('Warning FailedPostStartHook'))!;
+    assert.match(
+      ev,
+      /^Warning FailedPostStartHook Exec lifecycle hook \(\[sh -c echo nope; exit 7\]\) for Container "c" in Pod "hooked_spec-test\([0-9a-f-]+\)" failed - error: command 'sh -c echo nope; exit 7' exited with 7: nope\n, message: "nope\\n"$/,
+    );
+    await waitUntil('restarted', () => cstatus('hooked')?.restartCount >= 1);
+
+    const marker = join(dir, 'prestop-ran');
+    const p = await create('stopping', {
+      containers: [
+        {
+          name: 'c',
+          image: 'busybox:1.36',
+          lifecycle: { preStop: { exec: { command: ['sh', '-c', `echo bye > ${marker}`] } } },
+        },
+      ],
+    });
+    await waitUntil('running', () => cstatus('stopping')?.state?.running);
+    const deleting = await client
+      .resource('pods')
+      .namespace(ns)
+      .delete('stopping', { gracePeriodSeconds: 5 });
+    mgr.apiPodUpdated(deleting as KubeObject);
+    await waitUntil('preStop', () => existsSync(marker));
+    assert.equal(readFileSync(marker, 'utf8'), 'bye\n');
+    await waitUntil('stopped', () => cstatus('stopping')?.state?.terminated);
+    assert.ok(recorder.events.includes('Normal Killing Stopping container c'));
+    void p;
+  });
+
+  it('reports the termination message file, or the log tail with FallbackToLogsOnError', async () => {
+    const p = await create(
+      'msg',
+      {
+        restartPolicy: 'Never',
+        containers: [
+          { name: 'c', image: 'busybox:1.36', terminationMessagePath: '/tmp/done' },
+          { name: 'd', image: 'busybox:1.36', terminationMessagePolicy: 'FallbackToLogsOnError' },
+        ],
+      },
+      { 'tkube.io/fake-run-seconds': '2', 'tkube.io/fake-exit-code.d': '1' },
+    );
+    const id = await waitUntil('running', () => cstatus('msg')?.state?.running && cstatus('msg').containerID);
+    const file = runtime.configs.get(id)!.mounts.find((m) => m.containerPath === '/tmp/done')!.hostPath;
+    writeFileSync(file, 'all done');
+    const t = await waitUntil('terminated', () => cstatus('msg')?.state?.terminated);
+    assert.equal(t.message, 'all done');
+    const td = await waitUntil('d terminated', () => cstatus('msg', 'd')?.state?.terminated);
+    assert.equal(td.exitCode, 1);
+    assert.match(td.message, /fake container d started/);
+    // Finished: its volumes and files are released, the messages stay in its status.
+    await waitUntil('Failed', () => statusOf('msg')?.phase === 'Failed');
+    await waitUntil('released', () => !existsSync(join(dir, 'pods', p.metadata.uid!)));
+    assert.equal(cstatus('msg').state.terminated.message, 'all done');
+  });
+});

@@ -1,0 +1,106 @@
+// A node's containerd with registry mirrors from a k3s-style registries.yaml:
+// an image only a local registry (Debian's docker-registry on 127.0.0.1, the
+// image pushed with skopeo) serves is pulled under its docker.io name, as
+// `image: busybox` with pull policy Always works on a machine without internet.
+import assert from 'node:assert/strict';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CriClient } from '../../nodeagent/cri/client';
+import {
+  runtimeTestsUnavailable,
+  startTestContainerd,
+  testImagesDir,
+  type TestContainerd,
+} from '../../nodeagent/cri/testing';
+import { freePort, waitUntil } from './process';
+import { writeMirrors } from './containerd';
+
+describe('containerd registry mirrors (registries.yaml)', function () {
+  this.timeout(60_000);
+  let dir: string;
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'tkube-mirrors-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("writes containerd's hosts.toml for each mirrored registry", () => {
+    const file = join(dir, 'registries.yaml');
+    writeFileSync(
+      file,
+      'mirrors:\n  docker.io:\n    endpoint: ["http://127.0.0.1:5000"]\n  quay.io:\n    endpoint:\n      - https://127.0.0.1:5443\n',
+    );
+    writeMirrors(file, join(dir, 'certs.d'));
+    const docker = readFileSync(join(dir, 'certs.d', 'docker.io', 'hosts.toml'), 'utf8');
+    assert.match(docker, /^server = "https:\/\/registry-1\.docker\.io"$/m);
+    assert.match(docker, /^\[host\."http:\/\/127\.0\.0\.1:5000"\]$/m);
+    assert.match(docker, /capabilities = \["pull", "resolve"\]/);
+    const quay = readFileSync(join(dir, 'certs.d', 'quay.io', 'hosts.toml'), 'utf8');
+    assert.match(quay, /^server = "https:\/\/quay\.io"$/m);
+    assert.match(quay, /^\[host\."https:\/\/127\.0\.0\.1:5443"\]$/m);
+  });
+
+  describe('pulling through a local registry', () => {
+    let registry: ChildProcess | undefined;
+    let ctd: TestContainerd | undefined;
+    let cri: CriClient | undefined;
+
+    before(function () {
+      const why =
+        runtimeTestsUnavailable() ??
+        (existsSync('/usr/bin/docker-registry') && existsSync('/usr/bin/skopeo')
+          ? undefined
+          : 'docker-registry or skopeo is not installed');
+      if (why) {
+        console.warn(`skipping the registry mirror test: ${why}`);
+        this.skip();
+      }
+    });
+
+    after(async () => {
+      cri?.close();
+      await ctd?.cleanup();
+      registry?.kill('SIGKILL');
+    });
+
+    it('pulls docker.io/library/mirrored:1 from the mirror on 127.0.0.1', async () => {
+      const port = await freePort();
+      writeFileSync(
+        join(dir, 'registry.yml'),
+        `version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: ${join(dir, 'data')}\nhttp:\n  addr: 127.0.0.1:${port}\n`,
+      );
+      registry = spawn('/usr/bin/docker-registry', ['serve', join(dir, 'registry.yml')], { stdio: 'ignore' });
+      await waitUntil(async () => (await fetch(`http://127.0.0.1:${port}/v2/`)).ok, 20_000, 'registry up');
+      execFileSync(
+        '/usr/bin/skopeo',
+        [
+          'copy',
+          '--insecure-policy',
+          '--dest-tls-verify=false',
+          `oci-archive:${join(testImagesDir(), 'busybox.oci.tar')}:latest`,
+          `docker://127.0.0.1:${port}/library/mirrored:1`,
+        ],
+        { stdio: 'pipe' },
+      );
+      const registries = join(dir, 'registries.yaml');
+      writeFileSync(
+        registries,
+        `mirrors:\n  docker.io:\n    endpoint:\n      - "http://127.0.0.1:${port}"\n`,
+      );
+      ctd = await startTestContainerd({ registriesFile: registries });
+      cri = new CriClient({ runtimeEndpoint: ctd.endpoint, requestTimeoutMs: 30_000 });
+      const before = await cri.call('ImageStatus', { image: { image: 'docker.io/library/mirrored:1' } });
+      assert.equal(before.image, null, 'not present before the pull');
+      const pulled = await cri.call('PullImage', { image: { image: 'mirrored:1' } });
+      assert.match(pulled.imageRef, /^sha256:/);
+      const after = await cri.call('ImageStatus', { image: { image: 'docker.io/library/mirrored:1' } });
+      assert.ok(after.image.repoTags.includes('docker.io/library/mirrored:1'), after.image.repoTags.join());
+      assert.ok(
+        after.image.repoDigests.some((d: string) => d.startsWith('docker.io/library/mirrored@sha256:')),
+        'the digest the mirror served',
+      );
+    });
+  });
+});
