@@ -9,6 +9,9 @@ import { execFile, execFileSync, spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PassThrough, Writable } from 'node:stream';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startTestAPIServer, testRequester, type TestAPIServer } from '../apiserver/server/testing';
 import { Client } from '../shared/client/client';
 import { kubectl, kubectlAvailable } from './support/kubectl';
@@ -34,6 +37,7 @@ describe('streaming: exec, attach and port-forward through the apiserver', funct
   let client: Client;
   let web: Server;
   let webPort: number;
+  let auditDir: string;
   const haveKubectl = kubectlAvailable();
 
   async function addNode(name: string, port: number): Promise<void> {
@@ -64,7 +68,16 @@ describe('streaming: exec, attach and port-forward through the apiserver', funct
 
   before(async function () {
     if (!haveKubectl) this.skip();
-    api = await startTestAPIServer({ authorizationMode: ['Node', 'RBAC'] });
+    auditDir = mkdtempSync(join(tmpdir(), 'tkube-stream-audit-'));
+    writeFileSync(
+      join(auditDir, 'policy.yaml'),
+      'apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n',
+    );
+    api = await startTestAPIServer({
+      authorizationMode: ['Node', 'RBAC'],
+      auditPolicyFile: join(auditDir, 'policy.yaml'),
+      auditLogPath: join(auditDir, 'audit.log'),
+    });
     client = Client.create(api.config);
     kube = await startStreamServer();
     await addNode('stream-node', kube.port);
@@ -79,6 +92,7 @@ describe('streaming: exec, attach and port-forward through the apiserver', funct
     web?.close();
     await kube?.close();
     await api?.stop();
+    if (auditDir) rmSync(auditDir, { recursive: true, force: true });
   });
 
   const kc = (args: string[], opts: { input?: string; env?: Record<string, string> } = {}) =>
@@ -126,6 +140,37 @@ describe('streaming: exec, attach and port-forward through the apiserver', funct
     assert.equal(u.searchParams.get('error'), '1');
     assert.equal(u.searchParams.get('input'), null);
     assert.equal(req.headers.authorization, undefined);
+  });
+
+  it('audits and counts a session as the connect verb it is, with its upgrade status', async () => {
+    await kc(['exec', 'b', '--', 'echo', 'audited'], { env: SPDY_ONLY });
+    const events = await waitUntil(
+      async () => {
+        const all = readFileSync(join(auditDir, 'audit.log'), 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l))
+          .filter((e) => e.objectRef?.subresource === 'exec' && e.stage === 'ResponseComplete');
+        return all.length ? all : undefined;
+      },
+      10_000,
+      'an audit event of the exec',
+    );
+    const e = events.at(-1);
+    assert.equal(e.verb, 'create');
+    assert.equal(e.objectRef.resource, 'pods');
+    assert.equal(e.objectRef.name, 'b');
+    assert.equal(e.responseStatus.code, 101);
+    assert.equal(e.annotations['authorization.k8s.io/decision'], 'allow');
+    // The request metrics count it too, once the session's connections are closed.
+    await waitUntil(
+      async () =>
+        /apiserver_request_total\{[^}]*resource="pods",subresource="exec"[^}]*code="101"\} \d+/.test(
+          (await testRequester(api.config)('GET', '/metrics')).body.toString(),
+        ),
+      20_000,
+      'apiserver_request_total of the exec',
+    );
   });
 
   it('runs a terminal session with kubectl exec -it', async function () {
