@@ -150,6 +150,15 @@ describe('streaming on containerd: kubectl exec, attach, cp, port-forward and lo
     }
   });
 
+  it("the node agent's /run (ExecSync) answers a command's output, through nodes/proxy", async () => {
+    const node = (await ok(['get', 'nodes', '-o', 'jsonpath={.items[0].metadata.name}'])).trim();
+    const out = await ok(
+      ['create', '--raw', `/api/v1/nodes/${node}/proxy/run/default/b/b?cmd=echo%20ran`, '-f', '-'],
+      '',
+    );
+    assert.equal(out, 'ran\n');
+  });
+
   it('kubectl cp copies both ways', async () => {
     const src = join(dir, 'in.txt');
     writeFileSync(src, 'copied in\n');
