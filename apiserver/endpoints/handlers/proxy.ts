@@ -7,7 +7,8 @@ import type { Scope } from '../scope';
 import type { ServerResponse } from 'node:http';
 import { upgradeOf } from '../../server/http';
 import type { StreamKind } from '../../registry/strategies/pod-stream';
-import { handleStream, passThrough } from './stream';
+import { handleStream } from './stream';
+import { passThrough } from './upgrade';
 
 /** The connect subresources that need an upgraded connection. */
 const STREAMING = new Set(['exec', 'attach', 'portforward']);

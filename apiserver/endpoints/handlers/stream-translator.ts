@@ -19,7 +19,9 @@ import {
 } from '../../../shared/streaming/upgrade';
 import type { Upgrade } from '../../server/http';
 import type { Scope } from '../scope';
-import { dialFailed, PORT_FORWARD_TUNNEL_PROTOCOL, relayFailure, takeOver } from './stream';
+import { dialFailed, relayFailure, takeOver } from './upgrade';
+
+export const PORT_FORWARD_TUNNEL_PROTOCOL = 'SPDY/3.1+portforward.k8s.io';
 
 const CH_STDIN = 0;
 const CH_STDOUT = 1;

@@ -5,21 +5,20 @@
 // the remote-command channel protocols (v5/v4/base64 ... channel.k8s.io) and
 // WebSocket port-forwarding by translation, "SPDY/3.1+portforward.k8s.io" as a
 // tunnel of the SPDY bytes in binary messages (kubectl's port-forward).
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { badRequest, StatusError } from '../../../shared/api/status';
-import {
-  dialUpgrade,
-  readRest,
-  splice,
-  type UpgradeResponse,
-  type UpgradeTarget,
-} from '../../../shared/streaming/upgrade';
+import type { IncomingMessage } from 'node:http';
+import { badRequest } from '../../../shared/api/status';
+import type { UpgradeTarget } from '../../../shared/streaming/upgrade';
 import type { Upgrade } from '../../server/http';
 import type { Scope } from '../scope';
 import { forwardPorts, streamBool, type StreamKind } from '../../registry/strategies/pod-stream';
-import { translatePortForward, translateRemoteCommand, tunnelPortForward } from './stream-translator';
+import {
+  PORT_FORWARD_TUNNEL_PROTOCOL,
+  translatePortForward,
+  translateRemoteCommand,
+  tunnelPortForward,
+} from './stream-translator';
+import { passThrough } from './upgrade';
 
-export const PORT_FORWARD_TUNNEL_PROTOCOL = 'SPDY/3.1+portforward.k8s.io';
 /** The remote-command WebSocket protocols served here, best first. */
 export const REMOTE_COMMAND_WS_PROTOCOLS = [
   'v5.channel.k8s.io',
@@ -36,29 +35,6 @@ export const PORT_FORWARD_WS_PROTOCOLS = [
   'base64.channel.k8s.io',
 ];
 
-// Headers that describe the client's own connection or identity: never sent on.
-const DROPPED = new Set(['host', 'authorization', 'proxy-authorization', 'keep-alive', 'te', 'trailer']);
-
-/** The client's request headers as the node agent gets them (X-Forwarded-For appended). */
-export function forwardedHeaders(req: IncomingMessage): [string, string][] {
-  const out: [string, string][] = [];
-  for (let i = 0; i < req.rawHeaders.length; i += 2) {
-    const k = req.rawHeaders[i];
-    const l = k.toLowerCase();
-    if (DROPPED.has(l) || l.startsWith('impersonate-') || l === 'x-forwarded-for') continue;
-    out.push([k, req.rawHeaders[i + 1]]);
-  }
-  const prior = req.headers['x-forwarded-for'];
-  const ip = req.socket.remoteAddress ?? '';
-  out.push(['X-Forwarded-For', prior ? `${String(prior)}, ${ip}` : ip]);
-  return out;
-}
-
-/** The node agent could not be reached: Kubernetes' "error dialing backend" (500, no reason). */
-export function dialFailed(e: Error): StatusError {
-  return new StatusError(500, '', `error dialing backend: ${e.message}`);
-}
-
 export const offeredProtocols = (req: IncomingMessage): string[] =>
   String(req.headers['sec-websocket-protocol'] ?? '')
     .split(',')
@@ -66,13 +42,6 @@ export const offeredProtocols = (req: IncomingMessage): string[] =>
     .filter(Boolean);
 
 const isWebSocket = (req: IncomingMessage) => String(req.headers.upgrade ?? '').toLowerCase() === 'websocket';
-
-/** From here on the handler owns the socket: the response object must not write to it. */
-export function takeOver(s: Scope, status: number): void {
-  const res = s.res as ServerResponse;
-  res.statusCode = status;
-  if (res.socket) res.detachSocket(res.socket);
-}
 
 export async function handleStream(
   s: Scope,
@@ -104,35 +73,4 @@ export async function handleStream(
     }
   }
   return passThrough(s, loc, up);
-}
-
-/** Sends the upgrade on unchanged; the upstream's answer comes back as it is (also the proxy subresources'). */
-export async function passThrough(s: Scope, loc: UpgradeTarget, up: Upgrade): Promise<void> {
-  const req = s.req as IncomingMessage;
-  let r: UpgradeResponse;
-  try {
-    r = await dialUpgrade(loc, req.method ?? 'GET', forwardedHeaders(req), s.ctx.signal);
-  } catch (e) {
-    throw dialFailed(e as Error);
-  }
-  if (r.statusCode === 101) {
-    takeOver(s, 101);
-    up.socket.write(r.rawHead);
-    if (r.rest.length) up.socket.write(r.rest);
-    if (up.head.length) r.socket.write(up.head);
-    await splice(up.socket, r.socket);
-    return;
-  }
-  return relayFailure(s, up, r);
-}
-
-/** A refused upgrade: an error response is copied to the client; anything else is a 500. */
-export async function relayFailure(s: Scope, up: Upgrade, r: UpgradeResponse): Promise<void> {
-  if (r.statusCode < 400) {
-    r.socket.destroy();
-    throw new StatusError(500, '', `invalid upgrade response: status code ${r.statusCode}`);
-  }
-  const body = await readRest(r);
-  takeOver(s, r.statusCode);
-  up.socket.end(Buffer.concat([r.rawHead, body]));
 }
