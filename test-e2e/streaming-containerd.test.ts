@@ -7,6 +7,7 @@ import { execFile, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
 import { PassThrough, Writable } from 'node:stream';
 import { runtimeTestsUnavailable, testImagesDir, testPodCIDR } from '../nodeagent/cri/testing';
 import { waitUntil } from '../shared/cluster/process';
@@ -159,7 +160,7 @@ describe('streaming on containerd: kubectl exec, attach, cp, port-forward and lo
     assert.equal(out, 'ran\n');
   });
 
-  it('kubectl cp copies both ways', async () => {
+  it('kubectl cp copies both ways, a few megabytes too', async () => {
     const src = join(dir, 'in.txt');
     writeFileSync(src, 'copied in\n');
     await ok(['cp', src, 'b:/tmp/in.txt']);
@@ -167,6 +168,17 @@ describe('streaming on containerd: kubectl exec, attach, cp, port-forward and lo
     const dst = join(dir, 'out.txt');
     await ok(['cp', 'b:/tmp/in.txt', dst]);
     assert.equal(readFileSync(dst, 'utf8'), 'copied in\n');
+    // Big enough to cross any SPDY or WebSocket window and frame size, both ways.
+    const big = randomBytes(3 * 1024 * 1024);
+    writeFileSync(join(dir, 'big.bin'), big);
+    for (const env of [{}, SPDY_ONLY]) {
+      rmSync(join(dir, 'back.bin'), { force: true });
+      const up = await kc(['cp', join(dir, 'big.bin'), 'b:/tmp/big.bin'], { env });
+      assert.equal(up.code, 0, up.stderr);
+      const down = await kc(['cp', 'b:/tmp/big.bin', join(dir, 'back.bin')], { env });
+      assert.equal(down.code, 0, down.stderr);
+      assert.ok(readFileSync(join(dir, 'back.bin')).equals(big), 'the bytes came back unchanged');
+    }
   });
 
   it('kubectl attach sees the output of the container and feeds its stdin', async () => {
