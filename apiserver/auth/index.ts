@@ -3,6 +3,7 @@ import type { Security, SecurityDeps } from './types';
 import { buildAuthentication } from './authn';
 import { buildAuthorization } from './authz';
 import { buildAdmission } from './admission';
+import { policyBehaviours } from './admission/validating-policy-strategy';
 import { buildAuditor } from './audit';
 import { buildTransport } from './transport';
 
@@ -22,7 +23,7 @@ export async function buildSecurity(deps: SecurityDeps): Promise<Security> {
     auditor,
     ...transport,
     routes: authn.routes,
-    behaviours: { ...authn.behaviours, ...authz.behaviours },
+    behaviours: { ...authn.behaviours, ...authz.behaviours, ...policyBehaviours },
     postStartHooks: [...authn.postStartHooks, ...authz.postStartHooks],
     async stop() {
       await auditor?.stop();

@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import { compareVersions } from '../../shared/api/catalog';
 import type { Registry, ServedResource } from '../registry/registry';
+import { builtinPriority, CRD_PRIORITY } from '../aggregator/priorities';
 
 export const AGGREGATED_V2 = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList';
 export const AGGREGATED_V2BETA1 = 'application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList';
@@ -81,11 +82,105 @@ function storageVersionHash(group: string, version: string, kind: string): strin
   return createHash('sha256').update(`${group}/${version}/${kind}`).digest('base64').slice(0, 11);
 }
 
+/** A group/version served by another server through the aggregation layer. */
+export interface ExternalVersion {
+  group: string;
+  version: string;
+  groupPriorityMinimum: number;
+  versionPriority: number;
+  available: boolean;
+  /** Its APIResourceList, once read from the server. */
+  resources?: { resources?: any[] };
+}
+
+interface ExternalGroup {
+  name: string;
+  priority: number;
+  versions: ExternalVersion[];
+}
+
+/** Aggregated groups, versions ordered by versionPriority, then as Kubernetes orders versions. */
+function externalGroups(list: ExternalVersion[]): ExternalGroup[] {
+  const byGroup = new Map<string, ExternalGroup>();
+  for (const v of list) {
+    let g = byGroup.get(v.group);
+    if (!g) byGroup.set(v.group, (g = { name: v.group, priority: 0, versions: [] }));
+    g.priority = Math.max(g.priority, v.groupPriorityMinimum);
+    g.versions.push(v);
+  }
+  for (const g of byGroup.values())
+    g.versions.sort((a, b) => b.versionPriority - a.versionPriority || compareVersions(a.version, b.version));
+  return [...byGroup.values()];
+}
+
+/** v1 APIResource entries → aggregated discovery (v2) resources with their subresources. */
+function toAggregatedResources(group: string, version: string, list: any[]): any[] {
+  const top = new Map<string, any>();
+  for (const r of list) {
+    if (r.name.includes('/')) continue;
+    const out: any = {
+      resource: r.name,
+      responseKind: { group: r.group ?? group, version: r.version ?? version, kind: r.kind },
+      scope: r.namespaced ? 'Namespaced' : 'Cluster',
+      singularResource: r.singularName ?? '',
+      verbs: r.verbs ?? [],
+    };
+    if (r.shortNames?.length) out.shortNames = r.shortNames;
+    if (r.categories?.length) out.categories = r.categories;
+    top.set(r.name, out);
+  }
+  for (const r of list) {
+    const [parent, sub] = r.name.split('/');
+    const p = sub && top.get(parent);
+    if (!p) continue;
+    (p.subresources ??= []).push({
+      subresource: sub,
+      responseKind: { group: r.group ?? group, version: r.version ?? version, kind: r.kind },
+      verbs: r.verbs ?? [],
+    });
+  }
+  return [...top.values()];
+}
+
 export class Discovery {
   private cache: { generation: number; groups: GroupInfo[] } | null = null;
   private generation = 0;
+  private external: () => ExternalVersion[] = () => [];
 
   constructor(private readonly registry: Registry) {}
+
+  /** The aggregation layer's groups, merged into /apis and aggregated discovery. */
+  setExternal(source: () => ExternalVersion[]): void {
+    this.external = source;
+  }
+
+  /** Where a served group sits among aggregated ones (its APIServices' groupPriorityMinimum). */
+  private localPriority(g: GroupInfo): number {
+    let p = 0;
+    for (const v of g.versions) {
+      const list = g.resources.get(v)!;
+      const dynamic = list.some((s) => this.registry.isDynamic(s.info.group, v, s.info.resource));
+      p = Math.max(p, dynamic ? CRD_PRIORITY.group : (builtinPriority(g.name, v)?.group ?? 0));
+    }
+    return p;
+  }
+
+  /** Served and aggregated groups in discovery order: aggregated ones before the first lower-priority served one. */
+  private merged(): ({ local: GroupInfo } | { external: ExternalGroup })[] {
+    const local = this.groups();
+    const ext = externalGroups(this.external()).filter((e) => !local.some((l) => l.name === e.name));
+    if (!ext.length) return local.map((l) => ({ local: l }));
+    ext.sort((a, b) => b.priority - a.priority || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const out: ({ local: GroupInfo } | { external: ExternalGroup })[] = [];
+    let i = 0;
+    for (const l of local) {
+      const p = l.name === '' ? Infinity : this.localPriority(l);
+      while (i < ext.length && ext[i].priority > p) out.push({ external: ext[i++] });
+      out.push({ local: l });
+    }
+    while (i < ext.length) out.push({ external: ext[i++] });
+    return out;
+  }
 
   /** Call when served resources change (custom resources). */
   invalidate(): void {
@@ -140,15 +235,17 @@ export class Discovery {
     return {
       kind: 'APIGroupList',
       apiVersion: 'v1',
-      groups: this.groups()
-        .filter((g) => g.name !== '')
-        .map((g) => this.groupObject(g)),
+      groups: this.merged()
+        .filter((g) => !('local' in g) || g.local.name !== '')
+        .map((g) => ('local' in g ? this.groupObject(g.local) : externalGroupObject(g.external))),
     };
   }
 
   apiGroup(name: string): object | undefined {
     const g = this.group(name);
-    return g && g.name ? { kind: 'APIGroup', apiVersion: 'v1', ...this.groupObject(g) } : undefined;
+    if (g && g.name) return { kind: 'APIGroup', apiVersion: 'v1', ...this.groupObject(g) };
+    const e = name ? externalGroups(this.external()).find((x) => x.name === name) : undefined;
+    return e && { kind: 'APIGroup', apiVersion: 'v1', ...externalGroupObject(e) };
   }
 
   apiResourceList(group: string, version: string): object | undefined {
@@ -164,39 +261,10 @@ export class Discovery {
 
   /** Aggregated discovery document for /api (core) or /apis (named groups). */
   aggregated(core: boolean, version: 'v2' | 'v2beta1'): object {
-    const items = this.groups()
-      .filter((g) => (g.name === '') === core)
-      .map((g) => ({
-        metadata: { name: g.name, creationTimestamp: null },
-        versions: g.versions.map((v) => ({
-          version: v,
-          resources: g.resources
-            .get(v)!
-            .slice()
-            .sort((a, b) => a.info.resource.localeCompare(b.info.resource))
-            .map((s) => {
-              const i = s.info;
-              const r: any = {
-                resource: i.resource,
-                responseKind: { group: i.group, version: i.version, kind: i.kind },
-                scope: i.namespaced ? 'Namespaced' : 'Cluster',
-                singularResource: i.singular,
-                verbs: i.verbs,
-              };
-              if (i.shortNames?.length) r.shortNames = i.shortNames;
-              if (i.categories?.length) r.categories = i.categories;
-              const subs = [...s.subresources.values()];
-              if (subs.length)
-                r.subresources = subs.map((sub) => ({
-                  subresource: sub.name,
-                  responseKind: { group: sub.group, version: sub.version, kind: sub.kind },
-                  verbs: sub.verbs,
-                }));
-              return r;
-            }),
-          freshness: 'Current',
-        })),
-      }));
+    const items = this.merged()
+      .filter((m) => ('local' in m ? (m.local.name === '') === core : !core))
+      .map((m) => ('local' in m ? this.aggregatedGroup(m.local) : aggregatedExternal(m.external)))
+      .filter((item) => item.versions.length);
     return {
       kind: 'APIGroupDiscoveryList',
       apiVersion: `apidiscovery.k8s.io/${version}`,
@@ -204,6 +272,63 @@ export class Discovery {
       items,
     };
   }
+
+  private aggregatedGroup(g: GroupInfo) {
+    return {
+      metadata: { name: g.name, creationTimestamp: null },
+      versions: g.versions.map((v) => ({
+        version: v,
+        resources: g.resources
+          .get(v)!
+          .slice()
+          .sort((a, b) => a.info.resource.localeCompare(b.info.resource))
+          .map((s) => {
+            const i = s.info;
+            const r: any = {
+              resource: i.resource,
+              responseKind: { group: i.group, version: i.version, kind: i.kind },
+              scope: i.namespaced ? 'Namespaced' : 'Cluster',
+              singularResource: i.singular,
+              verbs: i.verbs,
+            };
+            if (i.shortNames?.length) r.shortNames = i.shortNames;
+            if (i.categories?.length) r.categories = i.categories;
+            const subs = [...s.subresources.values()];
+            if (subs.length)
+              r.subresources = subs.map((sub) => ({
+                subresource: sub.name,
+                responseKind: { group: sub.group, version: sub.version, kind: sub.kind },
+                verbs: sub.verbs,
+              }));
+            return r;
+          }),
+        freshness: 'Current',
+      })),
+    };
+  }
+}
+
+function externalGroupObject(g: ExternalGroup): object {
+  const preferred = g.versions[0].version;
+  return {
+    name: g.name,
+    versions: g.versions.map((v) => ({ groupVersion: `${g.name}/${v.version}`, version: v.version })),
+    preferredVersion: { groupVersion: `${g.name}/${preferred}`, version: preferred },
+  };
+}
+
+/** An aggregated group as aggregated discovery shows it: versions read at least once; Stale when unavailable now. */
+function aggregatedExternal(g: ExternalGroup) {
+  return {
+    metadata: { name: g.name, creationTimestamp: null },
+    versions: g.versions
+      .filter((v) => v.resources)
+      .map((v) => ({
+        version: v.version,
+        resources: toAggregatedResources(g.name, v.version, v.resources?.resources ?? []),
+        freshness: v.available ? 'Current' : 'Stale',
+      })),
+  };
 }
 
 /** Which aggregated discovery version an Accept header asks for, if any. */

@@ -23,6 +23,8 @@ function recordOwnership(s: Scope, w: WriteContext, obj: any, old: any | null): 
     now: s.ctx.now,
     model: s.served.fieldModel,
   });
+  // Through a conversion webhook the stored form takes I/O (a promise); otherwise it is immediate.
+  if (s.served.prepareWrite) return s.served.prepareWrite(next).then(() => s.served.toStorage(next));
   return s.served.toStorage(next);
 }
 
@@ -49,12 +51,18 @@ export function makeWriteHooks(admission: AdmissionChain) {
     return {
       async mutate(obj, old) {
         let out = obj;
-        if (w.operation !== 'DELETE' && !w.patchType) out = recordOwnership(s, w, out, old);
+        if (s.served.prepare) await s.served.prepare([obj, old].filter(Boolean));
+        if (w.operation !== 'DELETE' && !w.patchType) {
+          out = recordOwnership(s, w, out, old);
+          if (s.served.prepare) await s.served.prepare([(out = await out)]);
+        }
         const a = attrs(out, old);
         await admission.admit(a);
+        if (s.served.prepareWrite) await s.served.prepareWrite(a.object);
         return s.served.toStorage(a.object);
       },
       async validate(obj, old) {
+        if (s.served.prepare) await s.served.prepare([obj, old].filter(Boolean));
         await admission.validate(attrs(obj, old));
       },
     };

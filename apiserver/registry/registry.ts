@@ -24,6 +24,8 @@ export interface UpstreamLocation {
   /** Skip verifying the upstream's certificate (no --kubelet-certificate-authority). */
   insecure?: boolean;
   timeoutMs?: number;
+  /** Name the upstream's certificate must carry, when not the URL's host (TLS server name). */
+  serverName?: string;
 }
 
 export interface CustomSubresource {
@@ -71,6 +73,12 @@ export interface ServedResource {
   /** Converts an object of this version to the storage version, and back. */
   toStorage(obj: any): any;
   fromStorage(obj: any): any;
+  /**
+   * Conversion that needs I/O (CRD conversion webhooks): awaited before fromStorage of these
+   * stored objects, and before toStorage of an object of this version.
+   */
+  prepare?(stored: any[]): Promise<void>;
+  prepareWrite?(obj: any): Promise<void>;
   /** This version is the storage version: objects need no conversion. */
   isStorageVersion: boolean;
   /** Table columns when not the built-in printer of the kind (custom resources). */

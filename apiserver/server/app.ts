@@ -38,6 +38,7 @@ import {
 import { firstServiceIP } from './service-ip';
 import { APIServerMetrics } from './metrics';
 import { checkShowHiddenVersion } from '../../shared/metrics/registry';
+import { startAggregation } from '../aggregator';
 
 const log = logger('apiserver');
 
@@ -207,6 +208,10 @@ export async function startAPIServer(values: FlagValues): Promise<RunningAPIServ
     etcdHealthcheckTimeoutMs: values.etcdHealthcheckTimeout,
     version: VERSION,
     metrics,
+    aggregator: {
+      remoteFor: (p) => aggregation.aggregator.remoteFor(p),
+      proxy: (...a) => aggregation.aggregator.proxy(...a),
+    },
     extraRoutes: [
       ...security.routes,
       async (req, res, path, query) => req.method === 'GET' && serveOpenAPI(openapi, req, res, path, query),
@@ -218,6 +223,15 @@ export async function startAPIServer(values: FlagValues): Promise<RunningAPIServ
   // CustomResourceDefinitions: served from a list+watch of the CRD store (apiserver/registry/crd).
   registry.onChange(() => server.discoveryCache.invalidate());
   const crds = new CRDController({ registry, openapi });
+  const aggregation = startAggregation({
+    values,
+    tls,
+    registry,
+    server,
+    crdsSynced: () => crds.synced(),
+    openapi,
+    metrics: metrics.registry,
+  });
   server.addPostStartHook('start-apiextensions-controllers', async () => void crds.start());
   server.addPostStartHook('crd-informer-synced', () => crds.start());
   server.addPostStartHook('start-apiserver-admission-initializer', async () => {});
@@ -280,6 +294,7 @@ export async function startAPIServer(values: FlagValues): Promise<RunningAPIServ
         identity?.stop();
         await reconciler?.stop();
         crds.stop();
+        aggregation.stop();
       });
       metrics.stop();
       await security.stop();

@@ -1,8 +1,8 @@
 // The few things every handler does with a raw request/response, for both
 // HTTP/1.1 and HTTP/2 (node:http2 compatibility API).
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Duplex } from 'node:stream';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+import type { Duplex } from 'node:stream';
 import { requestEntityTooLarge, StatusError, type Status } from '../../shared/api/status';
 
 export type Req = IncomingMessage | Http2ServerRequest;
@@ -14,16 +14,9 @@ export interface Upgrade {
   head: Buffer;
 }
 
-const UPGRADE = Symbol('upgrade');
-
-/** Marks req as an upgrade request (the server's 'upgrade' event). */
-export function markUpgrade(req: IncomingMessage, u: Upgrade): void {
-  (req as unknown as Record<symbol, Upgrade>)[UPGRADE] = u;
-}
-
-/** The upgrade of an upgrade request; undefined for ordinary requests. */
+/** The upgrade of an upgrade request (see UPGRADE); undefined for ordinary requests. */
 export function upgradeOf(req: Req): Upgrade | undefined {
-  return (req as unknown as Record<symbol, Upgrade | undefined>)[UPGRADE];
+  return (req as UpgradeRequest)[UPGRADE];
 }
 
 /** Reads the whole body, refusing more than limit bytes with 413. */
@@ -119,3 +112,7 @@ export function statusHeaders(status: Status): Record<string, string> {
 export function sendStatusJSON(res: Res, err: StatusError): void {
   sendJSON(res, err.code, err.status, statusHeaders(err.status));
 }
+
+/** Where an upgrade request carries its socket and the bytes read past its headers. */
+export const UPGRADE = Symbol('upgrade');
+export type UpgradeRequest = IncomingMessage & { [UPGRADE]?: Upgrade };

@@ -521,6 +521,12 @@ const authentication: FlagSpec[] = [
     help: 'Private key for the client certificate used to prove the identity of the aggregator or kube-apiserver when it must call out during a request.',
   },
   {
+    name: 'enable-aggregator-routing',
+    type: 'bool',
+    default: false,
+    help: 'Turns on aggregator routing requests to endpoints IP rather than cluster IP.',
+  },
+  {
     name: 'service-account-issuer',
     type: 'array',
     help: 'Identifier of the service account token issuer. The issuer will assert this identifier in "iss" claim of issued tokens. Can be specified multiple times: the first is used to sign, all are accepted.',

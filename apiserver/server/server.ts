@@ -2,9 +2,6 @@
 // chain (authentication, max-in-flight, authorization, timeout), the routes
 // (resources, discovery, health, version), post-start hooks and graceful shutdown.
 import http2 from 'node:http2';
-import { ServerResponse, type IncomingMessage } from 'node:http';
-import type { Socket } from 'node:net';
-import type { Duplex } from 'node:stream';
 import { logger } from '../../shared/log';
 import { StatusError, tooManyRequests, timeout as timeoutError, type Status } from '../../shared/api/status';
 import type { Storage } from '../storage/interface';
@@ -19,9 +16,13 @@ import { HealthEndpoint } from './health';
 import type { AuditHandle } from '../auth/types';
 import type { APIServerMetrics } from './metrics';
 import { METRICS_CONTENT_TYPE } from '../../shared/metrics/registry';
-import { markUpgrade, send, sendJSON, type Req, type Res } from './http';
+import { send, sendJSON, type Req, type Res } from './http';
 import type { ServingTLS } from './tls';
 import { RequestAbort } from './request-abort';
+import { ServerResponse, type IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { UPGRADE, type UpgradeRequest } from './http';
 
 const log = logger('apiserver');
 
@@ -53,6 +54,13 @@ export interface ServerOptions {
   ) => Promise<boolean>)[];
   version: Record<string, string>;
   metrics?: APIServerMetrics;
+  /** The aggregation layer: requests under a remote APIService's group/version go to its service. */
+  aggregator?: AggregationLayer;
+}
+
+export interface AggregationLayer {
+  remoteFor(path: string): unknown;
+  proxy(req: Req, res: Res, apiService: unknown, rawUrl: string, user: UserInfo): Promise<void>;
 }
 
 interface Hook {
@@ -129,18 +137,10 @@ export class APIServer {
       },
       (req, res) => this.track(this.handle(req, res)),
     );
-    // HTTP/1.1 upgrades (exec, attach, port-forward over SPDY or WebSocket) take the same
-    // filter chain; the response object writes on the raw socket until a handler takes it over.
-    this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-      socket.on('error', () => {});
-      markUpgrade(req, { socket, head });
-      const res = new ServerResponse(req);
-      res.shouldKeepAlive = false;
-      res.assignSocket(socket as Socket);
-      res.on('finish', () => socket.end());
-      this.track(this.handle(req, res));
-    });
     this.server.on('sessionError', () => {});
+    this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) =>
+      this.track(this.handleUpgrade(req, socket, head)),
+    );
     this.server.on('tlsClientError', () => {});
     const server = this.server;
     await new Promise<void>((resolve, reject) => {
@@ -163,6 +163,21 @@ export class APIServer {
         });
     }
     return this.port;
+  }
+
+  /**
+   * An HTTP/1.1 upgrade request (SPDY, WebSocket) goes through the same chain,
+   * answered on its socket; the aggregator takes the socket over for its services.
+   */
+  private async handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    // A client that resets the connection must not take the process down.
+    socket.on('error', () => {});
+    (req as UpgradeRequest)[UPGRADE] = { socket, head };
+    const res = new ServerResponse(req);
+    res.assignSocket(socket as Socket);
+    res.shouldKeepAlive = false;
+    res.on('finish', () => socket.end());
+    await this.handle(req as unknown as Req, res as unknown as Res);
   }
 
   private track(p: Promise<void>): void {
@@ -307,6 +322,8 @@ export class APIServer {
     abort: RequestAbort,
     auditAnnotations: Record<string, string>,
   ): Promise<void> {
+    const remote = this.o.aggregator?.remoteFor(path);
+    if (remote) return this.o.aggregator!.proxy(req, res, remote, req.url ?? path, user);
     if (info.isResourceRequest) {
       const scope = this.o.handler.scope(req, res, info, query, user, abort, auditAnnotations);
       try {

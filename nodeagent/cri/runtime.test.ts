@@ -36,14 +36,14 @@ describe('CRI runtime against a real containerd', function () {
   let logs: string;
   const runtimes: CriRuntime[] = [];
 
-  function newRuntime(logMaxBytes = 10 * 1024 * 1024): CriRuntime {
+  function newRuntime(logMaxBytes = 10 * 1024 * 1024, endpoint = ctd.endpoint, gcPercent = 100): CriRuntime {
     const r = new CriRuntime({
-      client: new CriClient({ runtimeEndpoint: ctd.endpoint, requestTimeoutMs: 30_000 }),
+      client: new CriClient({ runtimeEndpoint: endpoint, requestTimeoutMs: 30_000 }),
       pod: { cgroupRoot: `/tkube-test-${process.pid}`, clusterDNS: [], clusterDomain: '', resolvConf: '' },
       memoryCapacityBytes: 8 * GiB,
       podLogDirectory: (p) => join(logs, `${p.metadata.namespace}_${p.metadata.name}_${p.metadata.uid}`),
       sandboxImage: 'registry.k8s.io/pause:3.10',
-      imageGC: { highThresholdPercent: 100, lowThresholdPercent: 99, minAgeMs: 0 },
+      imageGC: { highThresholdPercent: gcPercent, lowThresholdPercent: gcPercent, minAgeMs: 0 },
       logRotation: { maxSizeBytes: logMaxBytes, maxFiles: 3 },
       relistPeriodMs: 200,
     });
@@ -232,6 +232,32 @@ describe('CRI runtime against a real containerd', function () {
     assert.deepEqual((await second.ensureSandbox(p)).podIPs, podIPs, 'the same sandbox, not a new one');
     await second.removeSandbox(p.metadata.uid);
     assert.equal(second.containers(p.metadata.uid).length, 0);
+  });
+
+  it('collects unused images above the high threshold, keeping the ones containers use', async () => {
+    // A containerd of its own: this test removes images the others need.
+    const own = await startTestContainerd();
+    try {
+      const rt = newRuntime(undefined, own.endpoint, 0);
+      await rt.init();
+      const p = pod('gc', [busybox('c', 'sleep 3600')]);
+      await rt.ensureSandbox(p);
+      const rec = await rt.createContainer(p, p.spec.containers[0], 'regular', 0, join(logs, 'gc.log'));
+      await rt.startContainer(rec.id);
+      // A second, unused image: busybox under another name would share its id, so import it renamed.
+      const cri = new CriClient({ runtimeEndpoint: own.endpoint, requestTimeoutMs: 10_000 });
+      assert.ok(rt.hasImage('busybox'));
+      await rt.removeSandbox(p.metadata.uid);
+      const freed = await (rt as any).imageStore.collectGarbage(new Set());
+      assert.ok(freed > 0, 'the unused busybox image was removed');
+      const left = (await cri.call('ListImages', {})).images.flatMap((i: any) => i.repoTags);
+      assert.ok(!left.includes('docker.io/library/busybox:latest'), `busybox collected: ${left}`);
+      assert.ok(left.includes('registry.k8s.io/pause:3.10'), 'the sandbox image is kept');
+      assert.ok(!rt.hasImage('busybox'));
+      cri.close();
+    } finally {
+      await own.cleanup();
+    }
   });
 
   it('reports a failed pull of an image that no registry serves', async () => {

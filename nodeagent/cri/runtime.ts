@@ -8,11 +8,10 @@
 // - a relist every second (kubelet's PLEG) that notices exits and reads their
 //   exit code, reason (OOMKilled ...) and times from ContainerStatus;
 // - ExecSync and the streaming URLs; log rotation; image GC (images.ts).
-import { renameSync, statSync } from 'node:fs';
 import { relative } from 'node:path';
 import { realClock, type Clock, type Timer } from '../../shared/client/clock';
 import { logger } from '../../shared/log';
-import { compressAndPrune, moveLogAside, type LogRotation } from '../pods/logs';
+import type { LogRotation } from '../pods/logs';
 import type {
   ContainerConfig,
   ContainerKind,
@@ -30,8 +29,18 @@ import { removePodCgroup } from './cgroups';
 import { isNotFoundError, type CriClient } from './client';
 import { criContainerConfig } from './container-config';
 import { CriImages, type ImageGCPolicy } from './images';
-import { ANNOTATION, LABEL } from './labels';
-import { podCgroupParent, podSandboxConfig, type PodConfigOptions } from './pod-config';
+import { LABEL } from './labels';
+import { rotateContainerLogs } from './log-rotation';
+import {
+  applyStatus,
+  CONTAINER_STATE,
+  listRuntimeState,
+  sandboxIPs,
+  type CriContainer,
+  type Sandbox,
+} from './state';
+import { ContainerStats } from './stats';
+import { podSandboxConfig, type PodConfigOptions } from './pod-config';
 
 const log = logger('nodeagent/cri');
 
@@ -50,38 +59,15 @@ export interface CriRuntimeOptions {
   relistPeriodMs?: number;
 }
 
-interface Sandbox {
-  id: string;
-  podUID: string;
-  attempt: number;
-  podIPs: string[];
-  ready: boolean;
-  config?: any;
-}
-
-/** CRI int64 nanoseconds (decimal string) → ms; 0 → undefined. */
-const nsToMs = (ns: string | number | undefined) => {
-  if (ns === undefined || ns === '0' || ns === 0) return undefined;
-  return Number(BigInt(ns) / 1_000_000n);
-};
-
-const STATE: Record<string, ContainerRecord['state']> = {
-  CONTAINER_CREATED: 'created',
-  CONTAINER_RUNNING: 'running',
-  CONTAINER_EXITED: 'exited',
-  CONTAINER_UNKNOWN: 'exited',
-};
-
 export class CriRuntime implements ContainerRuntime {
   readonly type = 'containerd';
   version = '';
   private readonly clock: Clock;
   private readonly imageStore: CriImages;
   private readonly sandboxes = new Map<string, Sandbox>();
-  private readonly ctrs = new Map<string, ContainerRecord & { criID: string }>();
+  private readonly ctrs = new Map<string, CriContainer>();
   private readonly listeners: ((c: ContainerRecord) => void)[] = [];
-  /** By container id (containerd://...): the last ListContainerStats reading. */
-  private readonly usage = new Map<string, ContainerUsage>();
+  private readonly stats: ContainerStats;
   private timers: Timer[] = [];
   private closed = false;
   private relisting = false;
@@ -90,6 +76,7 @@ export class CriRuntime implements ContainerRuntime {
 
   constructor(private readonly o: CriRuntimeOptions) {
     this.clock = o.clock ?? realClock;
+    this.stats = new ContainerStats(o.client, this.type, this.clock);
     this.imageStore = new CriImages(o.client, this.clock, { sandboxImage: o.sandboxImage, gc: o.imageGC });
   }
 
@@ -106,37 +93,35 @@ export class CriRuntime implements ContainerRuntime {
     await this.imageStore.refresh();
     await this.adoptAll();
     await this.readStats().catch((err) => log.warn('reading container stats failed', { err: String(err) }));
-    const relist = () => {
+    this.every(this.o.relistPeriodMs ?? 1000, () => this.relist(), 'relist');
+    this.every(
+      10_000,
+      async () => {
+        await this.rotateLogs();
+        await this.status();
+        await this.readStats();
+      },
+      'runtime housekeeping',
+    );
+    this.every(
+      5 * 60_000,
+      () => this.imageStore.collectGarbage(new Set([...this.ctrs.values()].map((c) => c.imageID))),
+      'image garbage collection',
+    );
+  }
+
+  /** Runs fn every periodMs (from the end of one run to the start of the next) until close(). */
+  private every(periodMs: number, fn: () => Promise<unknown>, what: string): void {
+    const i = this.timers.length;
+    const run = () => {
       if (this.closed) return;
-      this.relist()
-        .catch((err) => log.warn('relist failed', { err: String(err) }))
+      fn()
+        .catch((err) => log.warn(`${what} failed`, { err: String(err) }))
         .finally(() => {
-          if (!this.closed) this.timers[0] = this.clock.setTimer(relist, this.o.relistPeriodMs ?? 1000);
+          if (!this.closed) this.timers[i] = this.clock.setTimer(run, periodMs);
         });
     };
-    this.timers = [this.clock.setTimer(relist, this.o.relistPeriodMs ?? 1000)];
-    const housekeeping = () => {
-      if (this.closed) return;
-      void this.rotateLogs()
-        .then(() => this.status())
-        .then(() => this.readStats())
-        .catch((err) => log.warn('runtime housekeeping failed', { err: String(err) }))
-        .finally(() => {
-          if (!this.closed) this.timers[1] = this.clock.setTimer(housekeeping, 10_000);
-        });
-    };
-    this.timers[1] = this.clock.setTimer(housekeeping, 10_000);
-    const imageGC = () => {
-      if (this.closed) return;
-      const inUse = new Set([...this.ctrs.values()].map((c) => c.imageID));
-      void this.imageStore
-        .collectGarbage(inUse)
-        .catch((err) => log.warn('image garbage collection failed', { err: String(err) }))
-        .finally(() => {
-          if (!this.closed) this.timers[2] = this.clock.setTimer(imageGC, 5 * 60_000);
-        });
-    };
-    this.timers[2] = this.clock.setTimer(imageGC, 5 * 60_000);
+    this.timers[i] = this.clock.setTimer(run, periodMs);
   }
 
   /** The runtime's Status (RuntimeReady, NetworkReady), kept for the Node's Ready condition. */
@@ -235,11 +220,6 @@ export class CriRuntime implements ContainerRuntime {
     const uids = new Set(this.sandboxes.keys());
     for (const c of this.ctrs.values()) uids.add(c.podUID);
     return [...uids];
-  }
-
-  /** The cgroup a pod's containers run under (for the stats and the tests). */
-  podCgroup(pod: any): string {
-    return podCgroupParent(pod, this.o.pod.cgroupRoot);
   }
 
   // ---- containers ------------------------------------------------------------------
@@ -341,35 +321,12 @@ export class CriRuntime implements ContainerRuntime {
   // ---- stats ------------------------------------------------------------------------
 
   containerUsage(id: string): ContainerUsage | undefined {
-    return this.usage.get(id);
+    return this.stats.get(id);
   }
 
-  /** Every container's CPU, memory and writable layer use (cAdvisor's job in kubelet; the CRI's here). */
-  async readStats(): Promise<void> {
-    const res = await this.o.client.call('ListContainerStats', {});
-    const seen = new Set<string>();
-    for (const st of res.stats) {
-      const id = `${this.type}://${st.attributes?.id}`;
-      seen.add(id);
-      const v = (x: any) => Number(x?.value ?? 0);
-      const time = nsToMs(st.cpu?.timestamp) ?? this.clock.now();
-      const cpu = v(st.cpu?.usageCoreNanoSeconds);
-      const prev = this.usage.get(id);
-      // containerd 1.6 leaves usage_nano_cores empty on its first readings: the rate since the last one.
-      let nanoCores = v(st.cpu?.usageNanoCores);
-      if (!nanoCores && prev && time > prev.time)
-        nanoCores = ((cpu - prev.cpuCoreNanoSeconds) * 1e6) / (time - prev.time);
-      this.usage.set(id, {
-        time,
-        cpuCoreNanoSeconds: cpu,
-        cpuNanoCores: Math.max(0, Math.round(nanoCores)),
-        memoryWorkingSetBytes: v(st.memory?.workingSetBytes),
-        memoryUsageBytes: v(st.memory?.usageBytes),
-        memoryRSSBytes: v(st.memory?.rssBytes),
-        rootfsUsedBytes: v(st.writableLayer?.usedBytes),
-      });
-    }
-    for (const id of this.usage.keys()) if (!seen.has(id)) this.usage.delete(id);
+  /** Reads every container's resource use now (the housekeeping loop does every 10 s). */
+  readStats(): Promise<void> {
+    return this.stats.read();
   }
 
   // ---- exec and streaming ----------------------------------------------------------
@@ -431,7 +388,7 @@ export class CriRuntime implements ContainerRuntime {
       for (const c of [...this.ctrs.values()]) {
         if (c.state === 'exited') continue;
         const now = states.get(c.criID);
-        if (now === undefined || STATE[now] !== c.state) await this.refresh(c.id);
+        if (now === undefined || CONTAINER_STATE[now] !== c.state) await this.refresh(c.id);
       }
     } finally {
       this.relisting = false;
@@ -440,51 +397,9 @@ export class CriRuntime implements ContainerRuntime {
 
   /** After an agent restart: every sandbox and container of kubelet's labels, with its status. */
   private async adoptAll(): Promise<void> {
-    const sbs = await this.o.client.call('ListPodSandbox', {});
-    for (const s of sbs.items) {
-      const uid = s.labels?.[LABEL.podUID];
-      if (!uid) continue;
-      const known = this.sandboxes.get(uid);
-      // The newest attempt wins; older ones are cleaned up when the pod is.
-      if (known && known.attempt > s.metadata.attempt) continue;
-      const st = (await this.o.client.call('PodSandboxStatus', { podSandboxId: s.id })).status;
-      this.sandboxes.set(uid, {
-        id: s.id,
-        podUID: uid,
-        attempt: s.metadata.attempt,
-        podIPs: sandboxIPs(st),
-        ready: s.state === 'SANDBOX_READY',
-        config: { metadata: s.metadata, logDirectory: st.logDirectory ?? undefined, labels: s.labels },
-      });
-    }
-    const list = await this.o.client.call('ListContainers', {});
-    for (const x of list.containers) {
-      const uid = x.labels?.[LABEL.podUID];
-      const name = x.labels?.[LABEL.containerName];
-      if (!uid || !name) continue;
-      const st = (await this.o.client.call('ContainerStatus', { containerId: x.id })).status;
-      const rec = {
-        id: `${this.type}://${x.id}`,
-        criID: x.id as string,
-        podUID: uid,
-        name,
-        kind: (x.annotations?.[ANNOTATION.kind] === 'init' ? 'init' : 'regular') as ContainerKind,
-        image: x.annotations?.[ANNOTATION.image] ?? st.image?.image ?? '',
-        imageID: st.imageRef ?? '',
-        attempt: Number(x.annotations?.[ANNOTATION.restartCount] ?? x.metadata?.attempt ?? 0),
-        state: 'created' as ContainerRecord['state'],
-        createdAt: nsToMs(st.createdAt) ?? this.clock.now(),
-        logPath: st.logPath,
-      };
-      applyStatus(rec, st);
-      this.ctrs.set(rec.id, rec);
-    }
-    // The sandboxes' log directories, for containers created in them from now on.
-    for (const sb of this.sandboxes.values()) {
-      const c = [...this.ctrs.values()].find((x) => x.podUID === sb.podUID && x.logPath);
-      if (c && sb.config && !sb.config.logDirectory)
-        sb.config.logDirectory = c.logPath.split('/').slice(0, -2).join('/');
-    }
+    const found = await listRuntimeState(this.o.client, this.type, this.clock.now());
+    for (const [uid, sb] of found.sandboxes) this.sandboxes.set(uid, sb);
+    for (const [id, c] of found.containers) this.ctrs.set(id, c);
     if (this.sandboxes.size || this.ctrs.size)
       log.info('adopted pods from the runtime', {
         sandboxes: this.sandboxes.size,
@@ -492,29 +407,9 @@ export class CriRuntime implements ContainerRuntime {
       });
   }
 
-  /** Rotates the log of every running container past --container-log-max-size (kubelet's log manager). */
-  async rotateLogs(): Promise<void> {
-    for (const c of this.ctrs.values()) {
-      if (c.state !== 'running') continue;
-      let size: number;
-      try {
-        size = statSync(c.logPath).size;
-      } catch {
-        continue;
-      }
-      if (size < this.o.logRotation.maxSizeBytes) continue;
-      const moved = moveLogAside(c.logPath, this.clock.now());
-      if (!moved) continue;
-      try {
-        await this.o.client.call('ReopenContainerLog', { containerId: c.criID });
-      } catch (err) {
-        // kubelet puts the file back when the runtime cannot reopen it.
-        renameSync(moved, c.logPath);
-        log.warn('reopening a container log failed', { container: c.name, err: String(err) });
-        continue;
-      }
-      compressAndPrune(c.logPath, this.o.logRotation);
-    }
+  /** Rotates the logs of running containers past --container-log-max-size (the housekeeping loop does every 10 s). */
+  rotateLogs(): Promise<void> {
+    return rotateContainerLogs(this.o.client, this.ctrs.values(), this.o.logRotation, this.clock.now());
   }
 
   async close(): Promise<void> {
@@ -522,35 +417,8 @@ export class CriRuntime implements ContainerRuntime {
     for (const t of this.timers) t?.cancel();
     this.o.client.close();
   }
-
-  /** Every sandbox of the runtime stopped and removed (the launcher's shutdown, the tests' clean-up). */
-  async removeAll(): Promise<void> {
-    for (const uid of this.podUIDs()) await this.removeSandbox(uid);
-    for (const sb of (await this.o.client.call('ListPodSandbox', {})).items)
-      await this.o.client.call('RemovePodSandbox', { podSandboxId: sb.id }).catch(() => {});
-  }
 }
 
 function ignoreNotFound(err: unknown): void {
   if (!isNotFoundError(err)) throw err;
-}
-
-function sandboxIPs(st: any): string[] {
-  const ip = st?.network?.ip;
-  if (!ip) return [];
-  return [ip, ...(st.network.additionalIps ?? []).map((a: any) => a.ip)];
-}
-
-/** ContainerStatus → the record: state, times, exit code and reason. */
-function applyStatus(c: ContainerRecord, st: any): void {
-  c.state = STATE[st.state] ?? 'exited';
-  c.startedAt = nsToMs(st.startedAt) ?? c.startedAt;
-  if (st.imageRef) c.imageID = st.imageRef;
-  if (c.state !== 'exited') return;
-  c.finishedAt = nsToMs(st.finishedAt) ?? c.finishedAt ?? Date.now();
-  c.exitCode = st.exitCode;
-  // The runtime says OOMKilled; otherwise kubelet's Completed / Error.
-  c.reason = st.reason && st.reason !== 'Completed' && st.reason !== 'Error' ? st.reason : undefined;
-  c.reason ??= st.exitCode === 0 ? 'Completed' : 'Error';
-  if (st.message) c.message = st.message;
 }

@@ -13,13 +13,23 @@
 //   tkube.io/fake-stop-seconds[.<container>] seconds to shut down after SIGTERM
 //                                           (beyond the grace period it is killed: 137)
 //   tkube.io/fake-ready[.<container>]       "false": the readiness probe never passes
+//   tkube.io/fake-cpu[.<container>]         CPU it uses while running (a quantity; default 1m)
+//   tkube.io/fake-memory[.<container>]      its memory working set (a quantity; default 4Mi)
 //
 // The per-container form (key suffixed with ".<container name>") wins over the pod-wide one.
 import { createHash, randomBytes } from 'node:crypto';
+import { milliValue, parseQuantity } from '../../shared/api/validation/quantity';
 import { realClock, type Clock, type Timer } from '../../shared/client/clock';
 import { normalizeImage } from './image-names';
 import { ContainerLogWriter, type LogRotation } from './logs';
-import type { ContainerKind, ContainerRecord, ContainerRuntime, PullResult, RuntimeImage } from './runtime';
+import type {
+  ContainerKind,
+  ContainerRecord,
+  ContainerRuntime,
+  ContainerUsage,
+  PullResult,
+  RuntimeImage,
+} from './runtime';
 
 export const FAKE_RUNTIME_VERSION = '0.1.0';
 
@@ -29,7 +39,22 @@ export const FAKE_ANNOTATIONS = {
   logInterval: 'tkube.io/fake-log-interval',
   stopSeconds: 'tkube.io/fake-stop-seconds',
   ready: 'tkube.io/fake-ready',
+  cpu: 'tkube.io/fake-cpu',
+  memory: 'tkube.io/fake-memory',
 } as const;
+
+/** A synthetic load when the annotations give none: plausible for an idle process, and stable. */
+const DEFAULT_USAGE = { milliCPU: 1, memoryBytes: 4 * 1024 * 1024 };
+
+function quantitySetting(pod: any, key: string, container: string): number | undefined {
+  const v = fakeSetting(pod, key, container);
+  if (!v) return undefined;
+  try {
+    return Number(milliValue(parseQuantity(v)));
+  } catch {
+    return undefined;
+  }
+}
 
 /** A pod annotation for one container: the ".<container>" form first, then the pod-wide one. */
 export function fakeSetting(pod: any, key: string, container: string): string | undefined {
@@ -317,6 +342,27 @@ export class FakeRuntime implements ContainerRuntime {
 
   container(id: string): ContainerRecord | undefined {
     return this.ctrs.get(id)?.rec;
+  }
+
+  /** The synthetic load of tkube.io/fake-cpu and fake-memory: constant while running, CPU time accruing. */
+  containerUsage(id: string): ContainerUsage | undefined {
+    const c = this.ctrs.get(id);
+    if (!c || c.rec.state !== 'running') return undefined;
+    const now = this.clock.now();
+    const milliCPU = quantitySetting(c.pod, FAKE_ANNOTATIONS.cpu, c.rec.name) ?? DEFAULT_USAGE.milliCPU;
+    const memMilli = quantitySetting(c.pod, FAKE_ANNOTATIONS.memory, c.rec.name);
+    const memory = memMilli !== undefined ? Math.round(memMilli / 1000) : DEFAULT_USAGE.memoryBytes;
+    const nanoCores = milliCPU * 1_000_000;
+    const upMs = Math.max(0, now - (c.rec.startedAt ?? now));
+    return {
+      time: now,
+      cpuCoreNanoSeconds: Math.round((nanoCores * upMs) / 1000),
+      cpuNanoCores: nanoCores,
+      memoryWorkingSetBytes: memory,
+      memoryUsageBytes: memory,
+      memoryRSSBytes: memory,
+      rootfsUsedBytes: 0,
+    };
   }
 
   containers(podUID: string): ContainerRecord[] {

@@ -38,6 +38,10 @@ registerDefaults(RBAC + 'Subject', (s) => {
   else if (s.kind === 'User' || s.kind === 'Group') s.apiGroup = rbacGroup;
 });
 
+registerDefaults('io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.ServiceReference', (s) =>
+  setIfUnset(s, 'port', 443),
+);
+
 registerDefaults('io.k8s.api.scheduling.v1.PriorityClass', (pc) =>
   setIfUnset(pc, 'preemptionPolicy', 'PreemptLowerPriority'),
 );

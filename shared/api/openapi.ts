@@ -232,6 +232,8 @@ export class OpenAPIService {
   private v2cache?: Served & { doc: Schema; pb?: Buffer };
   private readonly v3cache = new Map<string, Served>();
   private indexCache?: Buffer;
+  /** Documents of aggregated APIs (other servers behind APIServices), by source. */
+  private aggregated = new Map<string, AggregatedSpec>();
 
   constructor(
     builtin: readonly ResourceFacts[],
@@ -269,9 +271,23 @@ export class OpenAPIService {
     else for (const p of paths) this.v3cache.delete(groupVersionPath(p));
   }
 
+  /**
+   * The OpenAPI documents an aggregated API serves (undefined removes them):
+   * its v2 paths and definitions are merged into /openapi/v2 (what is built in
+   * wins a clash), its v3 document is served at its group-version path.
+   */
+  setAggregated(source: string, spec: AggregatedSpec | undefined): void {
+    const before = this.aggregated.get(source);
+    if (JSON.stringify(before) === JSON.stringify(spec)) return;
+    if (spec) this.aggregated.set(source, spec);
+    else this.aggregated.delete(source);
+    this.invalidate([before?.groupVersionPath, spec?.groupVersionPath].filter((p): p is string => !!p));
+  }
+
   v2(): Served {
     if (!this.v2cache) {
       const doc = buildOpenAPIV2(this.resources, this.extraV2, this.opts);
+      for (const a of this.aggregated.values()) mergeV2(doc, a.v2);
       const json = Buffer.from(JSON.stringify(doc));
       this.v2cache = { doc, json, hash: contentHash(json) };
     }
@@ -286,7 +302,9 @@ export class OpenAPIService {
   }
 
   groupVersionPaths(): string[] {
-    return [...groupByGV(this.resources).keys()].map(groupVersionPath).sort();
+    const paths = new Set([...groupByGV(this.resources).keys()].map(groupVersionPath));
+    for (const a of this.aggregated.values()) if (a.v3) paths.add(a.groupVersionPath);
+    return [...paths].sort();
   }
 
   /** The document of one group-version path, or undefined when nothing is served there. */
@@ -295,6 +313,13 @@ export class OpenAPIService {
     let c = this.v3cache.get(p);
     if (!c) {
       if (!this.groupVersionPaths().includes(p)) return undefined;
+      const agg = [...this.aggregated.values()].find((a) => a.groupVersionPath === p && a.v3);
+      if (agg && !groupByGV(this.resources).has(p.replace(/^apis\//, '').replace(/^api\//, ''))) {
+        const json = Buffer.from(JSON.stringify(agg.v3));
+        c = { json, hash: contentHash(json) };
+        this.v3cache.set(p, c);
+        return c;
+      }
       const json = Buffer.from(JSON.stringify(buildOpenAPIV3(p, this.resources, this.extraV3, this.opts)));
       c = { json, hash: contentHash(json) };
       this.v3cache.set(p, c);
@@ -307,4 +332,23 @@ export class OpenAPIService {
       JSON.stringify(buildOpenAPIV3Index(this.groupVersionPaths(), (p) => this.v3(p)!.hash)),
     ));
   }
+}
+
+/** What an aggregated API serves at /openapi/v2 and /openapi/v3/<its group-version path>. */
+export interface AggregatedSpec {
+  /** "apis/<group>/<version>" */
+  groupVersionPath: string;
+  v2?: Schema;
+  v3?: Schema;
+}
+
+/** Adds an aggregated v2 document's paths and definitions that the served one does not have. */
+function mergeV2(doc: Schema, add: Schema | undefined): void {
+  if (!add) return;
+  const paths = (doc.paths ??= {}) as Record<string, unknown>;
+  for (const [k, v] of Object.entries((add.paths ?? {}) as Record<string, unknown>))
+    if (!(k in paths)) paths[k] = v;
+  const defs = (doc.definitions ??= {}) as Record<string, unknown>;
+  for (const [k, v] of Object.entries((add.definitions ?? {}) as Record<string, unknown>))
+    if (!(k in defs)) defs[k] = v;
 }

@@ -17,6 +17,7 @@ import {
 } from './containerd';
 import { DIST, startExecutable, getWithKubeconfig, waitForHTTP, waitUntil, type Proc } from './process';
 import { writeComponentKubeconfig } from './credentials';
+import { frontProxyFlags } from './front-proxy';
 
 export type Step = 'apiserver' | 'credentials' | 'controller-manager' | 'images' | 'nodes' | 'ready';
 
@@ -36,6 +37,9 @@ export interface LocalClusterOptions {
   /** Extra flags per component. */
   apiserverArgs?: string[];
   controllerManagerArgs?: string[];
+  /** Run metrics-server (kubectl top); default true when there are nodes. */
+  metricsServer?: boolean;
+  metricsServerArgs?: string[];
   nodeagentArgs?: (i: number) => string[];
   /** Default fake. */
   runtime?: NodeRuntime;
@@ -104,6 +108,7 @@ export class LocalCluster {
     const progress = o.progress ?? (() => {});
 
     progress('apiserver', 'start');
+    const aggregation = await frontProxyFlags(join(this.dataDir, 'front-proxy'));
     const api = this.start(
       'apiserver',
       [
@@ -121,6 +126,7 @@ export class LocalCluster {
         '--kubelet-preferred-address-types',
         'InternalIP,Hostname,InternalDNS,ExternalDNS,ExternalIP',
         ...(o.etcdServers?.length ? ['--etcd-servers', o.etcdServers.join(',')] : []),
+        ...aggregation,
         ...(o.apiserverArgs ?? []),
       ],
       'apiserver',
@@ -232,6 +238,7 @@ export class LocalCluster {
         );
       }
       progress('nodes', 'done', `${nodes}`);
+      if (o.metricsServer !== false) await this.startMetricsServer(timeout);
     }
     this.saveState();
     progress('ready', 'done');
@@ -266,6 +273,34 @@ export class LocalCluster {
     }
     progress('images', 'done', `busybox and pause on ${nodes} node(s)`);
     return args;
+  }
+
+  /** metrics-server, registered through the aggregation layer as v1beta1.metrics.k8s.io. */
+  private async startMetricsServer(timeout: number): Promise<void> {
+    const kubeconfig = join(this.dataDir, 'metrics-server', 'kubeconfig');
+    await writeComponentKubeconfig({
+      certDir: this.certDir,
+      server: this.server,
+      subject: { commonName: 'system:metrics-server' },
+      kubeconfig,
+    });
+    const ms = this.start(
+      'metrics-server',
+      ['--kubeconfig', kubeconfig, '--secure-port', '0', ...(this.o.metricsServerArgs ?? [])],
+      'metrics-server',
+    );
+    await waitUntil(
+      async () =>
+        (
+          await getWithKubeconfig(
+            this.kubeconfig,
+            '/apis/apiregistration.k8s.io/v1/apiservices/v1beta1.metrics.k8s.io',
+          )
+        ).status === 200,
+      timeout,
+      'metrics-server registered',
+      ms.exited,
+    );
   }
 
   async nodeReady(name: string): Promise<boolean> {

@@ -81,6 +81,10 @@ export class Gauge extends Metric {
   get(labels?: Labels): number {
     return this.values.get(this.key(labels)) ?? 0;
   }
+  /** Drops one series (what it measured is gone). */
+  delete(labels?: Labels): void {
+    this.values.delete(this.key(labels));
+  }
   samples(): string[] {
     return [...this.values].map(([k, v]) => `${this.opts.name}${this.labelText(k)} ${formatNumber(v)}`);
   }

@@ -12,6 +12,7 @@ import { ResourceQuota } from './resource-quota';
 import { NodeRestriction } from './node-restriction';
 import { PodSecurity } from './pod-security';
 import { AdmissionWebhook } from './webhook';
+import { ValidatingAdmissionPolicy } from './validating-policy';
 import {
   AlwaysAdmit,
   AlwaysDeny,
@@ -75,7 +76,7 @@ const ORDERED: [string, Factory][] = [
   ['PodTopologyLabels', null],
   ['MutatingAdmissionPolicy', null],
   ['MutatingAdmissionWebhook', (c) => new AdmissionWebhook('MutatingAdmissionWebhook', c.registry)],
-  ['ValidatingAdmissionPolicy', null],
+  ['ValidatingAdmissionPolicy', (c) => new ValidatingAdmissionPolicy(c.registry)],
   ['ValidatingAdmissionWebhook', (c) => new AdmissionWebhook('ValidatingAdmissionWebhook', c.registry)],
   ['ResourceQuota', (c) => new ResourceQuota(c.registry)],
   ['AlwaysDeny', () => new AlwaysDeny()],

@@ -31,10 +31,23 @@ interface Hook {
   webhook: any;
 }
 
+/** An object of one served version in another (I/O-bound conversions are awaited first). */
+async function inVersion(from: ServedResource, to: ServedResource, o: any): Promise<any> {
+  if (from.prepareWrite) await from.prepareWrite(o);
+  const stored = from.toStorage(o);
+  if (to.prepare) await to.prepare([stored]);
+  return to.fromStorage(stored);
+}
+
 /** Thrown by a call that did not produce a usable review: failurePolicy decides. */
 class CallError extends Error {}
 
-function ruleMatches(rule: any, a: AdmissionAttributes, version: string, namespaced: boolean): boolean {
+export function ruleMatches(
+  rule: any,
+  a: AdmissionAttributes,
+  version: string,
+  namespaced: boolean,
+): boolean {
   const has = (list: string[] | undefined, v: string) => !!list && (list.includes('*') || list.includes(v));
   if (!has(rule.operations, a.operation)) return false;
   if (!has(rule.apiGroups, a.group)) return false;
@@ -237,11 +250,11 @@ export class AdmissionWebhook implements AdmissionPlugin {
     return { url, connect: { host: resolved, servername: host } };
   }
 
-  private review(a: AdmissionAttributes, as: ServedResource | 'exact', version: string): any {
+  private async review(a: AdmissionAttributes, as: ServedResource | 'exact', version: string): Promise<any> {
     const req = this.registry().lookup(a.group, a.version, a.resource);
-    const convert = (o: any) => {
+    const convert = async (o: any) => {
       if (!o || as === 'exact' || !req) return o;
-      return as.fromStorage(req.toStorage(o));
+      return inVersion(req, as, o);
     };
     const target =
       as === 'exact'
@@ -275,8 +288,8 @@ export class AdmissionWebhook implements AdmissionPlugin {
           ...(u.groups?.length ? { groups: u.groups } : {}),
           ...(u.extra && Object.keys(u.extra).length ? { extra: u.extra } : {}),
         },
-        object: isDelete ? null : convert(a.object),
-        oldObject: isDelete ? convert(a.oldObject ?? a.object) : convert(a.oldObject),
+        object: isDelete ? null : await convert(a.object),
+        oldObject: isDelete ? await convert(a.oldObject ?? a.object) : await convert(a.oldObject),
         dryRun: a.dryRun,
         options: {
           kind: optionsKind,
@@ -307,7 +320,7 @@ export class AdmissionWebhook implements AdmissionPlugin {
         throw new CallError(
           `failed to call webhook: webhook does not accept v1 or v1beta1 AdmissionReview, accepts ${versions.join(', ')}`,
         );
-      const review = this.review(a, as, version);
+      const review = await this.review(a, as, version);
       const { url, connect } = await this.url(w);
       url.searchParams.set('timeout', `${timeoutSeconds}s`);
       let res: { status: number; body: Buffer };
@@ -367,14 +380,14 @@ export class AdmissionWebhook implements AdmissionPlugin {
         throw internalError(new Error(`failed calling webhook "${name}": ${(err as Error).message}`));
       }
       const req = this.registry().lookup(a.group, a.version, a.resource);
-      const inView = as === 'exact' || !req ? a.object : as.fromStorage(req.toStorage(a.object));
+      const inView = as === 'exact' || !req ? a.object : await inVersion(req, as, a.object);
       let out: any;
       try {
         out = applyJSONPatch(inView, patch);
       } catch (err) {
         throw internalError(err);
       }
-      if (as !== 'exact' && req) out = req.fromStorage(as.toStorage(out));
+      if (as !== 'exact' && req) out = await inVersion(as, req, out);
       mutated = JSON.stringify(out) !== JSON.stringify(a.object);
       a.object = out;
     }

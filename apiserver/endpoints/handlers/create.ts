@@ -16,11 +16,13 @@ export async function handleCreate(s: Scope): Promise<void> {
   }
   const obj = await readObject(s, { apiVersion: info.groupVersion, kind: info.kind });
   checkNamespace(s, obj);
+  if (s.served.prepareWrite) await s.served.prepareWrite(obj);
   const stored = await s.served.store.create(
     s.ctx,
     s.served.toStorage(obj),
     s.hooks({ operation: 'CREATE', apiVersion: info.groupVersion }),
   );
+  if (s.served.prepare) await s.served.prepare([stored]);
   respond(s, 201, encodeObject(s.rep, s.served.fromStorage(stored)));
 }
 

@@ -70,6 +70,7 @@ export async function handleDelete(s: Scope): Promise<void> {
     respond(s, code, encodeObject(s.rep, status));
     return;
   }
+  if (s.served.prepare) await s.served.prepare([obj]);
   respond(s, code, encodeObject(s.rep, s.served.fromStorage(obj)));
 }
 
@@ -83,6 +84,7 @@ export async function handleDeleteCollection(s: Scope): Promise<void> {
     opts,
     s.hooks({ operation: 'DELETE', apiVersion: info.groupVersion }),
   );
+  if (s.served.prepare) await s.served.prepare(items);
   const cached = items.map((o) => new CachedObject('', 0, o, { labels: {}, fields: {} }));
   respond(s, 200, encodeList(s.rep, s.served, { resourceVersion: '', continue: '' }, cached));
 }

@@ -12,5 +12,6 @@ export async function handleGet(s: Scope): Promise<void> {
   }
   const rv = s.query.get('resourceVersion') ?? undefined;
   const o = await s.served.store.reader.get(s.ctx, s.info.name, rv);
+  if (s.served.prepare) await s.served.prepare([o.obj]);
   respond(s, 200, encodeCached(s.rep, s.served, o));
 }

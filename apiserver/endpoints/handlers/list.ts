@@ -24,6 +24,7 @@ export function listOptions(q: URLSearchParams): ListOptions {
 
 export async function handleList(s: Scope): Promise<void> {
   const result = await s.served.store.reader.list(s.ctx, listOptions(s.query));
+  if (s.served.prepare) await s.served.prepare(result.items.map((i) => i.obj));
   const meta: { resourceVersion: string; continue: string; remainingItemCount?: number } = {
     resourceVersion: String(result.rv),
     continue: result.continue,

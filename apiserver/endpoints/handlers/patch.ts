@@ -54,7 +54,8 @@ export async function handlePatch(s: Scope): Promise<void> {
   const out = await s.served.store.update(
     s.ctx,
     s.info.name,
-    (current) => {
+    async (current) => {
+      if (current && s.served.prepare) await s.served.prepare([current]);
       const live = current ? s.served.fromStorage(current) : null;
       if (!live && kind !== 'apply')
         throw notFound({ group: info.group, resource: info.resource }, s.info.name);
@@ -70,10 +71,12 @@ export async function handlePatch(s: Scope): Promise<void> {
         defaulter: s.served.store.defaulter,
         model: s.served.fieldModel,
       });
+      if (s.served.prepareWrite) await s.served.prepareWrite(patched);
       return s.served.toStorage(patched);
     },
     s.hooks({ operation: 'UPDATE', apiVersion: info.groupVersion, patchType: kind, force }),
     { sub: sub?.strategy, allowCreate: kind === 'apply' },
   );
+  if (s.served.prepare) await s.served.prepare([out.obj]);
   respond(s, out.created ? 201 : 200, encodeObject(s.rep, s.served.fromStorage(out.obj)));
 }

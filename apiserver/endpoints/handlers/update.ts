@@ -26,6 +26,7 @@ export async function handleUpdate(s: Scope): Promise<void> {
   const obj = await readObject(s, { apiVersion: info.groupVersion, kind: info.kind }, 'UpdateOptions');
   checkNamespace(s, obj);
   checkName(s, obj);
+  if (s.served.prepareWrite) await s.served.prepareWrite(obj);
   const desired = s.served.toStorage(obj);
   const out = await s.served.store.update(
     s.ctx,
@@ -34,6 +35,7 @@ export async function handleUpdate(s: Scope): Promise<void> {
     s.hooks({ operation: 'UPDATE', apiVersion: info.groupVersion }),
     { sub: sub?.strategy },
   );
+  if (s.served.prepare) await s.served.prepare([out.obj]);
   respond(s, out.created ? 201 : 200, encodeObject(s.rep, s.served.fromStorage(out.obj)));
 }
 

@@ -75,6 +75,8 @@ export async function serveWatch(
         const more = stream.takeQueued();
         if (more.length) items = items.concat(more);
       }
+      // A conversion webhook failing ends the watch, as a decoding error does in Kubernetes.
+      if (s.served.prepare) await s.served.prepare(items.flatMap((i) => (i.object ? [i.object.obj] : [])));
       const frames: Buffer[] = [];
       for (const item of items) {
         if (item.type === 'BOOKMARK' && !bookmarks) continue;

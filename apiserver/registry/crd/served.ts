@@ -26,6 +26,8 @@ import type { Strategy, SubresourceStrategy } from '../strategy';
 import { toScale, type ScalePaths } from '../strategies/scale';
 import { jsonEqual } from '../meta';
 import { publishVersion, type PublishedVersion } from './openapi';
+import { rulesCheck, type RulesCheck } from './validation-rules-eval';
+import { clusterIPOf, PreparedConversion, WebhookConverter } from './conversion';
 import {
   applySchemaDefaults,
   hasDefaults,
@@ -133,6 +135,7 @@ function crdScale(scale: ScaleSpec): CustomSubresource {
   return {
     async get(ctx, name, served) {
       const o = await served.store.reader.get(ctx, name);
+      if (served.prepare) await served.prepare([o.obj]);
       return scaleOf(served.fromStorage(o.obj));
     },
     async update(ctx, name, body, served, hooks) {
@@ -142,10 +145,11 @@ function crdScale(scale: ScaleSpec): CustomSubresource {
       const out = await served.store.update(
         ctx,
         name,
-        (current) => {
+        async (current) => {
           if (!current) throw notFound(gr, name);
           if (rv && rv !== current.metadata.resourceVersion) throw conflict(gr, name);
           // The object keeps its resourceVersion: the write is conditional on what was read.
+          if (served.prepare) await served.prepare([current]);
           const obj = served.fromStorage(current);
           let target = obj;
           for (const k of specPath.slice(0, -1)) {
@@ -153,10 +157,12 @@ function crdScale(scale: ScaleSpec): CustomSubresource {
             target = target[k];
           }
           target[specPath[specPath.length - 1]] = replicas;
+          if (served.prepareWrite) await served.prepareWrite(obj);
           return served.toStorage(obj);
         },
         hooks,
       );
+      if (served.prepare) await served.prepare([out.obj]);
       return { obj: scaleOf(served.fromStorage(out.obj)), created: false };
     },
   };
@@ -175,9 +181,31 @@ function schemaHooks(schema: Schema | undefined, namespaced: boolean): SchemaHoo
   };
 }
 
+/**
+ * Schema hooks for a served version behind a conversion webhook: its store sees objects of
+ * both forms (patches are computed in the served version, writes arrive in the storage
+ * version), so each object is checked with the schema of its own apiVersion.
+ */
+function schemaHooksByVersion(
+  served: { apiVersion: string; schema: Schema | undefined },
+  storage: { apiVersion: string; schema: Schema | undefined },
+  namespaced: boolean,
+): SchemaHooks {
+  const forServed = schemaHooks(served.schema, namespaced);
+  const forStorage = schemaHooks(storage.schema, namespaced);
+  const pick = (obj: any) => (obj?.apiVersion === served.apiVersion ? forServed : forStorage);
+  return {
+    applyDefaults: (obj) => pick(obj).applyDefaults(obj),
+    validate: (obj) => pick(obj).validate(obj),
+    validateUpdate: (obj, old) => pick(obj).validateUpdate(obj, old),
+    validateStatusUpdate: (obj, old) => pick(obj).validateStatusUpdate!(obj, old),
+  };
+}
+
 function strategyFor(crd: CRD, v: CRDVersion, selectable: string[], o: BuildOptions): Strategy {
   const { group, names } = crd.spec;
   const scale = v.subresources?.scale;
+  const rules = rulesCheck(v.schema?.openAPIV3Schema);
   const segs = selectable.map(pathSegments);
   return {
     allowUnconditionalUpdate: false,
@@ -200,8 +228,8 @@ function strategyFor(crd: CRD, v: CRDVersion, selectable: string[], o: BuildOpti
       if (!jsonEqual(withoutMetadata(obj), withoutMetadata(old)))
         obj.metadata.generation = (old.metadata.generation ?? 0) + 1;
     },
-    validate: (obj) => scaleErrors(obj, scale, 'spec'),
-    validateUpdate: (obj) => scaleErrors(obj, scale, 'spec'),
+    validate: (obj, ctx) => [...scaleErrors(obj, scale, 'spec'), ...rules(obj, undefined, ctx)],
+    validateUpdate: (obj, old, ctx) => [...scaleErrors(obj, scale, 'spec'), ...rules(obj, old, ctx)],
     fieldSelectors: selectable,
     selectableFields: segs.length
       ? (obj) => Object.fromEntries(selectable.map((f, i) => [f, selectableValue(obj, segs[i])]))
@@ -209,8 +237,11 @@ function strategyFor(crd: CRD, v: CRDVersion, selectable: string[], o: BuildOpti
   };
 }
 
-function statusSubresource(scale: ScaleSpec | undefined): SubresourceStrategy {
-  return { ...statusStrategy, validate: (obj) => scaleErrors(obj, scale, 'status') };
+function statusSubresource(scale: ScaleSpec | undefined, rules: RulesCheck): SubresourceStrategy {
+  return {
+    ...statusStrategy,
+    validate: (obj, old, ctx) => [...scaleErrors(obj, scale, 'status'), ...rules(obj, old, ctx)],
+  };
 }
 
 /** The served resources, stores and published schemas of an established CRD. */
@@ -241,6 +272,10 @@ export function buildServing(crd: CRD, o: BuildOptions): CRDServing {
     hasStatus: !!v.subresources?.status,
   });
   const schemaOf = (v: CRDVersion) => v.schema?.openAPIV3Schema;
+  const webhook = crd.spec.conversion?.strategy === 'Webhook';
+  const converter = webhook
+    ? new WebhookConverter(crd.spec.conversion?.webhook ?? {}, kind, clusterIPOf(o.registry))
+    : undefined;
   const primary = o.registry.newStore(resFor(sv), {
     schema: schemaHooks(schemaOf(sv), namespaced),
     strategy: strategyFor(crd, sv, selectable, o),
@@ -254,11 +289,19 @@ export function buildServing(crd: CRD, o: BuildOptions): CRDServing {
     const schema = schemaOf(v);
     const gv = formatAPIVersion(group, v.name);
     const isStorage = v.name === sv.name;
+    // The registry works on stored (storage version) objects: with a webhook between the
+    // versions, writes of a served version are checked in storage form (and its CEL rules too).
     const store = isStorage
       ? primary
       : o.registry.newStore(resFor(v), {
-          schema: schemaHooks(schema, namespaced),
-          strategy: strategyFor(crd, v, selectable, o),
+          schema: converter
+            ? schemaHooksByVersion(
+                { apiVersion: gv, schema },
+                { apiVersion: storageGV, schema: schemaOf(sv) },
+                namespaced,
+              )
+            : schemaHooks(schema, namespaced),
+          strategy: strategyFor(crd, converter ? sv : v, selectable, o),
           sharedReads: primary,
         });
     const subFacts: SubresourceFacts[] = [];
@@ -271,7 +314,7 @@ export function buildServing(crd: CRD, o: BuildOptions): CRDServing {
         group,
         version: v.name,
         verbs: SUB_VERBS,
-        strategy: statusSubresource(v.subresources.scale),
+        strategy: statusSubresource(v.subresources.scale, rulesCheck(schema)),
       });
     }
     if (v.subresources?.scale) {
@@ -305,17 +348,29 @@ export function buildServing(crd: CRD, o: BuildOptions): CRDServing {
     };
     const warning = deprecationWarning(crd, v);
     const defaults = hasDefaults(schema);
+    const prepared = converter && !isStorage ? new PreparedConversion(converter, gv, storageGV) : undefined;
     const conversion = isStorage
       ? { toStorage: (x: any) => x, fromStorage: (x: any) => x }
-      : {
-          toStorage: (x: any) => ({ ...x, apiVersion: storageGV }),
-          fromStorage: (x: any) => {
-            const out = defaults ? structuredClone(x) : { ...x };
-            out.apiVersion = gv;
-            if (defaults) applySchemaDefaults(out, schema);
-            return out;
-          },
-        };
+      : prepared
+        ? {
+            toStorage: prepared.toStorage,
+            fromStorage: (x: any) => {
+              const out = prepared.fromStorage(x);
+              if (defaults) applySchemaDefaults(out, schema);
+              return out;
+            },
+            prepare: (objs: any[]) => prepared.prepare(objs),
+            prepareWrite: (obj: any) => prepared.prepareWrite(obj),
+          }
+        : {
+            toStorage: (x: any) => ({ ...x, apiVersion: storageGV }),
+            fromStorage: (x: any) => {
+              const out = defaults ? structuredClone(x) : { ...x };
+              out.apiVersion = gv;
+              if (defaults) applySchemaDefaults(out, schema);
+              return out;
+            },
+          };
     served.push({
       info,
       store,

@@ -7,6 +7,20 @@
 import type { ResourceBehaviour } from '../registry';
 import { rfc3339 } from '../meta';
 import { CLEANUP_FINALIZER, setCondition, storageVersion, type CRD } from './types';
+import type { FieldError } from '../../../shared/api/field-errors';
+import { featureGates } from '../../../shared/options/feature-gates';
+import { compileSchemaRules, hasValidationRules } from './validation-rules';
+
+/** x-kubernetes-validations compiled (and cost-estimated) on every version's schema. */
+function validationRuleErrors(crd: CRD): FieldError[] {
+  if (!featureGates.enabled('CustomResourceValidationExpressions')) return [];
+  const versions = Array.isArray(crd.spec?.versions) ? crd.spec.versions : [];
+  return versions.flatMap((v, i) => {
+    const schema = v?.schema?.openAPIV3Schema;
+    if (!hasValidationRules(schema)) return [];
+    return compileSchemaRules(schema!, `spec.versions[${i}].schema.openAPIV3Schema`).errors;
+  });
+}
 
 function recordStorageVersion(crd: CRD): void {
   const sv = storageVersion(crd);
@@ -27,6 +41,8 @@ export const crdBehaviour: ResourceBehaviour = {
     prepareForUpdate(obj: CRD) {
       if (Array.isArray(obj.spec?.versions)) recordStorageVersion(obj);
     },
+    validate: (obj: CRD) => validationRuleErrors(obj),
+    validateUpdate: (obj: CRD) => validationRuleErrors(obj),
     onDelete(obj: CRD, ctx) {
       const md = obj.metadata;
       if (!md.deletionTimestamp) {

@@ -3,6 +3,7 @@
 // has: conditions, the storage version, served versions, the finalizer.
 import { compareVersions } from '../../../shared/api/catalog';
 import type { PrinterColumn } from '../../../shared/codec/table-crd';
+import type { ConversionWebhook } from './conversion';
 
 export type Schema = Record<string, any>;
 
@@ -66,7 +67,7 @@ export interface CRD {
     names: CRDNames;
     scope: 'Namespaced' | 'Cluster';
     versions: CRDVersion[];
-    conversion?: { strategy?: string };
+    conversion?: { strategy?: string; webhook?: ConversionWebhook };
     preserveUnknownFields?: boolean;
   };
   status?: {

@@ -19,6 +19,7 @@ import './admission';
 import './crd';
 import './misc';
 import './reviews';
+import './apiregistration';
 
 export { registerKindRules, type KindRules, type KindContext } from './registry';
 export { validateWithSchema } from './custom-schema';

@@ -28,6 +28,8 @@ const NAME_RULES: Record<string, NameValidator> = {
   'rbac.authorization.k8s.io/RoleBinding': nameIsPathSegment,
   'rbac.authorization.k8s.io/ClusterRoleBinding': nameIsPathSegment,
   'certificates.k8s.io/CertificateSigningRequest': nameIsPathSegment,
+  // The version.group form is checked with the spec (validation/apiregistration.ts).
+  'apiregistration.k8s.io/APIService': nameIsPathSegment,
 };
 
 export const nameRuleFor = (group: string, kind: string): NameValidator =>

@@ -1,0 +1,105 @@
+// The CEL engine under everything Kubernetes evaluates as CEL (CRD validation
+// rules, admission policies). The language itself (parser, type checker,
+// evaluator, macros, optional types) is @marcbachmann/cel-js; this file is the
+// one place that imports it. On top it sets Kubernetes' options, registers the
+// Kubernetes libraries, and turns the library's errors into cel-go's wording
+// ("ERROR: <input>:1:6: undefined field 'foo'") that Kubernetes quotes.
+import { Environment, Optional } from '@marcbachmann/cel-js';
+import type { ASTNode } from '@marcbachmann/cel-js';
+import { registerKubernetesLibraries } from './library';
+
+export { Optional };
+export type { ASTNode };
+export type CelEnvironment = Environment;
+
+/** Kubernetes' base environment: optional types, homogeneous literals, its libraries. */
+let base: Environment | undefined;
+
+/**
+ * A fresh environment to declare variables and types in (a child of one
+ * shared base, so libraries are registered once per process).
+ */
+export function newEnvironment(): Environment {
+  if (!base) {
+    base = new Environment({
+      enableOptionalTypes: true,
+      homogeneousAggregateLiterals: true,
+      unlistedVariablesAreDyn: false,
+    });
+    registerKubernetesLibraries(base);
+  }
+  return base.clone();
+}
+
+export interface Program {
+  source: string;
+  ast: ASTNode;
+  /** The checked type of the result ("bool", "string", ...). */
+  outputType: string;
+  evaluate(vars: Record<string, unknown>): unknown;
+}
+
+export class CelCompileError extends Error {}
+export class CelEvalError extends Error {}
+
+/** cel-go's rendering of a compile error: location, message, the source line and a caret. */
+function cgoError(source: string, message: string, start: number | undefined): string {
+  const pos = start ?? 0;
+  const before = source.slice(0, pos);
+  const line = before.split('\n').length;
+  const col = pos - (before.lastIndexOf('\n') + 1);
+  const text = source.split('\n')[line - 1] ?? '';
+  return `ERROR: <input>:${line}:${col + 1}: ${message}\n | ${text}\n | ${'.'.repeat(col)}^`;
+}
+
+/** The library's summaries in cel-go's words where Kubernetes users meet them. */
+function cgoMessage(summary: string): string {
+  let m = /^No such key: (.*)$/.exec(summary);
+  if (m) return `undefined field '${m[1]}'`;
+  m = /^Unknown variable: (.*)$/.exec(summary);
+  if (m) return `undeclared reference to '${m[1]}' (in container '')`;
+  m = /^found no matching overload for '(.*)'$/.exec(summary);
+  if (m) return `found no matching overload for '${m[1]}'`;
+  return summary;
+}
+
+function summaryOf(err: any): string {
+  const msg = String(err?.summary ?? err?.message ?? err);
+  return msg.split('\n')[0];
+}
+
+/** Parses and type-checks an expression; throws CelCompileError with cel-go's message. */
+export function compile(env: Environment, source: string): Program {
+  let parsed: ReturnType<Environment['parse']>;
+  try {
+    parsed = env.parse(source);
+  } catch (e: any) {
+    throw new CelCompileError(cgoError(source, `Syntax error: ${summaryOf(e)}`, e?.range?.start));
+  }
+  const checked = parsed.check();
+  if (!checked.valid) {
+    const e: any = checked.error;
+    throw new CelCompileError(cgoError(source, cgoMessage(summaryOf(e)), e?.range?.start));
+  }
+  return {
+    source,
+    ast: parsed.ast as ASTNode,
+    outputType: String(checked.type),
+    evaluate(vars) {
+      try {
+        return parsed(vars);
+      } catch (e: any) {
+        throw new CelEvalError(runtimeMessage(summaryOf(e)));
+      }
+    },
+  };
+}
+
+/** cel-go's runtime error texts (Kubernetes prefixes them to "evaluating rule: ..."). */
+function runtimeMessage(summary: string): string {
+  const m = /^No such key: (.*)$/.exec(summary);
+  if (m) return `no such key: ${m[1]}`;
+  if (summary === 'division by zero') return 'division by zero';
+  if (/^integer overflow/.test(summary)) return 'integer overflow';
+  return summary;
+}

@@ -1,0 +1,130 @@
+// The Kubernetes CEL libraries, the schema type mapping and the cost estimator.
+import assert from 'node:assert/strict';
+import { CelCompileError, CelEvalError, compile, newEnvironment } from './engine';
+import { SchemaTypes, escapeName } from './schema';
+import { estimateCost, maxSize } from './cost';
+
+function run(expr: string, self: unknown = {}, schema?: Record<string, any>): unknown {
+  const env = newEnvironment();
+  const types = new SchemaTypes(env);
+  env.registerVariable('self', schema ? types.declare(schema, 'Object') : 'dyn');
+  return compile(env, expr).evaluate({ self: types.value(self, schema) });
+}
+
+describe('Kubernetes CEL libraries', () => {
+  it('lists', () => {
+    assert.equal(run('[1, 2, 3].isSorted() && ![2, 1].isSorted()'), true);
+    assert.equal(run('[3, 1, 2].min()'), 1n);
+    assert.equal(run('["b", "c"].max()'), 'c');
+    assert.equal(run('[1, 2, 3].sum()'), 6n);
+    assert.equal(run('[1, 2, 1].lastIndexOf(1)'), 2n);
+  });
+  it('regex and strings', () => {
+    assert.equal(run('"abc 123 def 456".find("[0-9]+")'), '123');
+    assert.deepEqual(run('"abc 123 def 456".findAll("[0-9]+", 1)'), ['123']);
+    assert.equal(run('"a-b-c".replace("-", "_")'), 'a_b_c');
+    assert.equal(run('"héllo".charAt(1)'), 'é');
+  });
+  it('quantity and url', () => {
+    assert.equal(run('quantity("1Gi").isGreaterThan(quantity("1G"))'), true);
+    assert.equal(run('quantity("1.5").add(quantity("500m")).asInteger()'), 2n);
+    assert.equal(run('isQuantity("1Zi")'), false);
+    assert.equal(run('url("https://example.com:8443/a?b=c").getHostname()'), 'example.com');
+    assert.deepEqual(run('url("/x?a=1&a=2").getQuery()'), new Map([['a', ['1', '2']]]));
+  });
+  it('ip and cidr', () => {
+    assert.equal(run('isIP("10.0.0.1") && !isIP("010.0.0.1") && !isIP("::ffff:1.2.3.4")'), true);
+    assert.equal(run('string(ip("2001:0db8:0:0:0:0:0:1"))'), '2001:db8::1');
+    assert.equal(
+      run('cidr("10.0.0.0/8").containsIP(ip("10.9.8.7")) && !cidr("10.0.0.0/8").containsIP("11.0.0.1")'),
+      true,
+    );
+    assert.equal(run('string(cidr("192.168.7.9/16").masked())'), '192.168.0.0/16');
+    assert.equal(run('cidr("fd00::/8").containsCIDR("fd00:1::/32")'), true);
+    assert.throws(() => run('ip("nope")'), CelEvalError);
+  });
+  it('semver and format', () => {
+    assert.equal(
+      run(
+        'semver("1.2.3-rc.1").isLessThan(semver("1.2.3")) && semver("1.10.0").isGreaterThan(semver("1.9.9"))',
+      ),
+      true,
+    );
+    assert.equal(run('semver("v2", true).major()'), 2n);
+    assert.equal(run('isSemver("1.2")'), false);
+    assert.equal(run('format.dns1123Label().validate("ok-name").hasValue()'), false);
+    assert.equal(run('format.named("dns1123Subdomain").value().validate("Bad_Name").hasValue()'), true);
+    assert.equal(run('format.named("unknown").hasValue()'), false);
+  });
+});
+
+describe('schema types', () => {
+  const schema = {
+    type: 'object',
+    properties: {
+      replicas: { type: 'integer' },
+      'dash-name': { type: 'string' },
+      labels: { type: 'object', additionalProperties: { type: 'string' } },
+      port: { 'x-kubernetes-int-or-string': true },
+      items: { type: 'array', items: { type: 'object', properties: { n: { type: 'integer' } } } },
+    },
+  };
+  it('escapes property names like Kubernetes', () => {
+    assert.equal(escapeName('foo-bar'), 'foo__dash__bar');
+    assert.equal(escapeName('a.b/c'), 'a__dot__b__slash__c');
+    assert.equal(escapeName('x__y'), 'x__underscores__y');
+    assert.equal(escapeName('namespace'), '__namespace__');
+    assert.equal(escapeName('1abc'), undefined);
+  });
+  it('types self from the schema: undefined fields fail to compile, values evaluate', () => {
+    const obj = { replicas: 2, 'dash-name': 'x', labels: { a: 'b' }, port: 'http', items: [{ n: 1 }] };
+    assert.equal(run('self.replicas + self.items[0].n', obj, schema), 3n);
+    assert.equal(run('self.dash__dash__name == "x" && self.labels["a"] == "b"', obj, schema), true);
+    assert.equal(run('self.port == "http"', obj, schema), true);
+    assert.equal(
+      run('self.ratio > 0.5', { ratio: 1 }, { type: 'object', properties: { ratio: { type: 'number' } } }),
+      true,
+    );
+    const env = newEnvironment();
+    const types = new SchemaTypes(env);
+    env.registerVariable('self', types.declare(schema, 'Object'));
+    assert.throws(
+      () => compile(env, 'self.nope == 1'),
+      (e: Error) => e instanceof CelCompileError && e.message.includes("undefined field 'nope'"),
+    );
+    assert.throws(() => compile(env, 'self.replicas == "a"'), CelCompileError);
+    assert.throws(
+      () => compile(env, 'self.items[1].n == 1').evaluate({ self: types.value(obj, schema) }),
+      CelEvalError,
+    );
+  });
+});
+
+describe('string formats', () => {
+  it('date-time, date, duration and byte strings are timestamps, durations and bytes', () => {
+    const schema = {
+      type: 'object',
+      properties: {
+        t: { type: 'string', format: 'date-time' },
+        d: { type: 'string', format: 'duration' },
+        b: { type: 'string', format: 'byte' },
+      },
+    };
+    const obj = { t: '2024-01-02T03:04:05Z', d: '1h30m', b: 'aGVsbG8=' };
+    assert.equal(run('self.t + self.d == timestamp("2024-01-02T04:34:05Z")', obj, schema), true);
+    assert.equal(run('self.b == b"hello"', obj, schema), true);
+  });
+});
+
+describe('cost estimation', () => {
+  const env = newEnvironment();
+  env.registerVariable('self', 'dyn');
+  const list = (extra: Record<string, unknown>) => ({ type: 'array', items: { type: 'string', ...extra } });
+  it('bounds sizes by maxItems/maxLength, else by the largest request', () => {
+    assert.equal(maxSize({ type: 'array', maxItems: 5 }), 5);
+    assert.ok(maxSize(list({})) > 1_000_000 / 3);
+    const nested = compile(env, 'self.all(a, self.all(b, a == b))').ast;
+    assert.ok(estimateCost(nested, list({})) > 10_000_000);
+    assert.ok(estimateCost(nested, { ...list({ maxLength: 10 }), maxItems: 10 }) < 10_000);
+  });
+});

@@ -1,0 +1,21 @@
+// The Kubernetes CEL libraries, registered once on the base environment.
+import type { Environment } from '@marcbachmann/cel-js';
+import { registerFormat } from './format';
+import { registerIP } from './ip';
+import { registerLists } from './lists';
+import { registerQuantity } from './quantity';
+import { registerRegex } from './regex';
+import { registerSemver } from './semver';
+import { registerStrings } from './strings';
+import { registerURLs } from './urls';
+
+export function registerKubernetesLibraries(env: Environment): void {
+  registerStrings(env);
+  registerLists(env);
+  registerRegex(env);
+  registerURLs(env);
+  registerQuantity(env);
+  registerIP(env);
+  registerSemver(env);
+  registerFormat(env);
+}

@@ -1,0 +1,59 @@
+// Equality and ordering of CEL values as the libraries and Kubernetes' object
+// types need them (deep equality of objects, maps and lists; numeric order
+// across int, uint and double).
+const isMapLike = (v: unknown): v is Map<unknown, unknown> => v instanceof Map;
+const isPlain = (v: unknown): v is Record<string, unknown> =>
+  v !== null &&
+  typeof v === 'object' &&
+  !Array.isArray(v) &&
+  !(v instanceof Map) &&
+  !(v instanceof Uint8Array);
+
+function entries(v: unknown): [unknown, unknown][] | undefined {
+  if (isMapLike(v)) return [...v.entries()];
+  // Plain objects and the classes of declared object types (own enumerable fields).
+  if (isPlain(v) && !(v instanceof Date) && Object.keys(v).length === Object.getOwnPropertyNames(v).length)
+    return Object.entries(v);
+  return undefined;
+}
+
+function numeric(v: unknown): number | bigint | undefined {
+  if (typeof v === 'bigint' || typeof v === 'number') return v;
+  if (v !== null && typeof v === 'object' && 'valueOf' in v) {
+    const p = (v as { valueOf(): unknown }).valueOf();
+    if (typeof p === 'bigint' || typeof p === 'number') return p;
+  }
+  return undefined;
+}
+
+export function celEquals(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a) && Array.isArray(b))
+    return a.length === b.length && a.every((x, i) => celEquals(x, b[i]));
+  if (a instanceof Uint8Array && b instanceof Uint8Array)
+    return a.length === b.length && a.every((x, i) => x === b[i]);
+  if (a instanceof Date && b instanceof Date) return a.getTime() === b.getTime();
+  const ea = entries(a);
+  const eb = entries(b);
+  if (ea && eb) {
+    if (ea.length !== eb.length) return false;
+    const mb = new Map(eb);
+    return ea.every(([k, v]) => mb.has(k) && celEquals(v, mb.get(k)));
+  }
+  const na = numeric(a);
+  const nb = numeric(b);
+  if (na !== undefined && nb !== undefined) return na == nb;
+  if (a !== null && b !== null && typeof a === 'object' && typeof b === 'object')
+    return String(a) === String(b) && a.constructor === b.constructor;
+  return false;
+}
+
+export function celCompare(a: unknown, b: unknown): number {
+  const na = numeric(a);
+  const nb = numeric(b);
+  if (na !== undefined && nb !== undefined) return na < nb ? -1 : na > nb ? 1 : 0;
+  if (typeof a === 'string' && typeof b === 'string') return a < b ? -1 : a > b ? 1 : 0;
+  if (typeof a === 'boolean' && typeof b === 'boolean') return Number(a) - Number(b);
+  if (a instanceof Date && b instanceof Date) return a.getTime() - b.getTime();
+  throw new Error('no such overload');
+}
