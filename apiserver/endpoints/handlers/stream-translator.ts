@@ -126,6 +126,7 @@ export async function translateRemoteCommand(
   let resize: SpdyStream | undefined;
   const early: { ch: number; data: Buffer }[] = [];
   let clientGone = false;
+  let ready = false;
   const route = (m: { ch: number; data: Buffer }) => {
     if (m.ch === CH_STDIN) stdin?.write(m.data);
     else if (m.ch === CH_RESIZE) resize?.write(m.data);
@@ -134,7 +135,8 @@ export async function translateRemoteCommand(
   ws.on('message', (raw, isBinary) => {
     const m = chan.decode(raw, isBinary);
     if (!m) return;
-    if (!session.conn) early.push(m);
+    // Until every stream is open, messages wait (stdin may come before its stream exists).
+    if (!ready) early.push(m);
     else route(m);
   });
   const closed = new Promise<void>((r) =>
@@ -180,6 +182,7 @@ export async function translateRemoteCommand(
     const stderr = o.stderr && !o.tty ? await c.createStream({ streamtype: 'stderr' }) : undefined;
     if (o.tty && version !== 'channel.k8s.io' && version !== 'v2.channel.k8s.io')
       resize = await c.createStream({ streamtype: 'resize' });
+    ready = true;
     for (const m of early.splice(0)) route(m);
     const errorText = collect(error);
     const copied = [stdout, stderr].map((st, i) => {
