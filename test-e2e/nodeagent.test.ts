@@ -455,6 +455,26 @@ describe('nodeagent: a node agent against a real apiserver', function () {
     );
   });
 
+  it('answers `kubectl exec` on the fake runtime with a clear error, not a hang', async function () {
+    if (!haveKubectl) this.skip();
+    const envs: Record<string, string>[] = [{}, { KUBECTL_REMOTE_COMMAND_WEBSOCKETS: 'false' }];
+    for (const env of envs) {
+      const r = await kubectl(srv.kubeconfig, ['exec', 'web', '-c', 'nginx', '--', 'echo', 'hi'], {
+        env,
+        timeoutMs: 30_000,
+      });
+      assert.notEqual(r.code, 0);
+      assert.match(r.stderr, /exec is not supported by the fake runtime \(it runs no processes\)/);
+    }
+    // An init container that finished is not running: the kubelet's "container not found".
+    const done = await kubectl(srv.kubeconfig, ['exec', 'web', '-c', 'init', '--', 'true'], {
+      env: { KUBECTL_REMOTE_COMMAND_WEBSOCKETS: 'false' },
+      timeoutMs: 30_000,
+    });
+    assert.notEqual(done.code, 0);
+    assert.match(done.stderr, /container not found \("init"\)/);
+  });
+
   it('shows in `kubectl get nodes -o wide`', async function () {
     if (!haveKubectl) this.skip();
     const out = await kubectl(srv.kubeconfig, ['get', 'nodes', '-o', 'wide']);

@@ -178,11 +178,12 @@ describe('resource API: proxying to nodes, pods and services', function () {
       assert.equal(missing.status, 404);
     });
 
-    it('exec, attach and portforward need an upgraded connection', async () => {
+    it('exec, attach and portforward go to the node of the pod (test-e2e/streaming.test.ts has the rest)', async () => {
       for (const sub of ['exec?command=ls', 'attach', 'portforward']) {
+        // As Kubernetes: the location (pod, container, node) is resolved before the upgrade is looked at.
         const r = await api('POST', `${ns}/pods/web/${sub}`);
         assert.equal(r.status, 400, sub);
-        assert.equal(r.json.message, 'Upgrade request required');
+        assert.equal(r.json.message, 'pod web does not have a host assigned');
         const missing = await api('POST', `${ns}/pods/nothing/${sub}`);
         assert.equal(missing.status, 404, sub);
       }

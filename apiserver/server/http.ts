@@ -8,6 +8,17 @@ import { goStatus, requestEntityTooLarge, StatusError, type Status } from '../..
 export type Req = IncomingMessage | Http2ServerRequest;
 export type Res = ServerResponse | Http2ServerResponse;
 
+/** An HTTP/1.1 request asking for an upgrade: the raw socket, and bytes the client sent after the head. */
+export interface Upgrade {
+  socket: Duplex;
+  head: Buffer;
+}
+
+/** The upgrade of an upgrade request (see UPGRADE); undefined for ordinary requests. */
+export function upgradeOf(req: Req): Upgrade | undefined {
+  return (req as UpgradeRequest)[UPGRADE];
+}
+
 /** Reads the whole body, refusing more than limit bytes with 413. */
 export function readBody(req: Req, limit: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
@@ -111,4 +122,4 @@ export function sendStatusJSON(res: Res, err: StatusError): void {
 
 /** Where an upgrade request carries its socket and the bytes read past its headers. */
 export const UPGRADE = Symbol('upgrade');
-export type UpgradeRequest = IncomingMessage & { [UPGRADE]?: { socket: Duplex; head: Buffer } };
+export type UpgradeRequest = IncomingMessage & { [UPGRADE]?: Upgrade };

@@ -177,6 +177,8 @@ export class APIServer {
    * answered on its socket; the aggregator takes the socket over for its services.
    */
   private async handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    // A client that resets the connection must not take the process down.
+    socket.on('error', () => {});
     (req as UpgradeRequest)[UPGRADE] = { socket, head };
     const res = new ServerResponse(req);
     res.assignSocket(socket as Socket);
@@ -226,6 +228,10 @@ export class APIServer {
       }
       try {
         await security.authorize(user, info, req);
+        // A WebSocket upgrade is a GET ("get"); exec, attach and portforward also need "create"
+        // on the subresource, whatever the protocol (kubernetes/kubernetes#133515).
+        if (info.verb !== 'create' && isStreamingConnect(info))
+          await security.authorize(user, { ...info, verb: 'create' }, req);
       } catch (err) {
         if (audit) audit.annotations['authorization.k8s.io/decision'] = 'forbid';
         throw err;
@@ -417,6 +423,15 @@ export class APIServer {
 }
 
 const CLIENT_GONE = new Error('the client closed the connection');
+
+function isStreamingConnect(info: RequestInfo): boolean {
+  return (
+    info.isResourceRequest &&
+    info.apiGroup === '' &&
+    info.resource === 'pods' &&
+    ['exec', 'attach', 'portforward'].includes(info.subresource)
+  );
+}
 
 function isHealthPath(path: string): boolean {
   return /^\/(healthz|livez|readyz)(\/|$)/.test(path);

@@ -285,6 +285,7 @@ export async function startNodeAgent(
     tls,
     auth,
     pods: manager,
+    runtime,
     stats: {
       nodeName: cfg.nodeName,
       machine,

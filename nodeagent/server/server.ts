@@ -1,7 +1,8 @@
 // The node agent's HTTP endpoints, on the kubelet's three ports:
 //   --port (10250)          HTTPS, authenticated and authorized: /healthz, /pods,
 //                           /runningpods, /spec, /stats/summary, /metrics[/cadvisor|/resource|/probes],
-//                           /containerLogs/{ns}/{pod}/{container}, /logs/, /configz
+//                           /containerLogs/{ns}/{pod}/{container}, /logs/, /configz,
+//                           /exec, /attach, /portForward, /run (streaming.ts)
 //   --read-only-port (10255) plain HTTP, no auth: /healthz, /pods, /spec, /stats, /metrics...
 //   --healthz-port (10248)  plain HTTP on --healthz-bind-address: /healthz
 // Port 0 disables the read-only and healthz ports (tests pick free ports).
@@ -24,6 +25,10 @@ import type { PodManager } from '../pods/manager';
 import { LogLookupError } from '../pods/pod-logs';
 import { readContainerLog, type LogOptions } from '../pods/logs';
 import type { NodeAuth } from './auth';
+import type { ContainerRuntime } from '../pods/runtime';
+import { isStreamingPath, STATUS_TEXT, StreamError, StreamingEndpoints } from './streaming';
+import { writeRawResponse } from '../../shared/streaming/upgrade';
+import type { Duplex } from 'node:stream';
 import { cadvisorMetrics, machineSpec, resourceMetrics, summary, type StatsSources } from './stats';
 import type { ServingCert } from './tls';
 
@@ -36,6 +41,8 @@ export interface ServerDeps {
   tls: ServingCert;
   auth: NodeAuth;
   pods: PodManager;
+  /** Serves exec, attach, port-forward and run (absent: the runtime of config.runtime has none of them). */
+  runtime?: ContainerRuntime;
   stats: StatsSources;
   metrics: MetricsRegistry;
   /** The effective configuration (GET /configz). */
@@ -134,10 +141,17 @@ export class NodeAgentServer {
   private readonly clock: Clock;
   private readonly requests;
   private readonly open = new Set<ServerResponse>();
+  private readonly upgraded = new Set<Duplex>();
+  private readonly streaming: StreamingEndpoints;
   readonly ports: Ports = { port: 0, readOnlyPort: 0, healthzPort: 0 };
 
   constructor(private readonly d: ServerDeps) {
     this.clock = d.clock ?? realClock;
+    this.streaming = new StreamingEndpoints({
+      pods: d.pods,
+      runtime: d.runtime,
+      runtimeName: d.config.runtime,
+    });
     this.requests = d.metrics.counter({
       name: 'kubelet_http_requests_total',
       help: 'Number of the http requests received since the server started',
@@ -171,6 +185,10 @@ export class NodeAgentServer {
       },
       (req, res) => void this.serve(req, res, 'secure'),
     );
+    secure.on(
+      'upgrade',
+      (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.upgrade(req, socket, head),
+    );
     this.ports.port = await this.listenOn(secure, c.port, c.address);
     if (c.readOnlyPort > 0) {
       const ro = createHttpServer((req, res) => void this.serve(req, res, 'readonly'));
@@ -187,6 +205,7 @@ export class NodeAgentServer {
   /** Stops accepting, ends open streams (log follows), and closes the ports. */
   async close(): Promise<void> {
     for (const res of this.open) res.destroy();
+    for (const socket of this.upgraded) socket.destroy();
     await Promise.all(
       this.servers.map(
         (s) =>
@@ -224,6 +243,39 @@ export class NodeAgentServer {
       log.error('request failed', { path, err: String(err) });
       if (!res.headersSent) text(res, 500, String((err as Error)?.message ?? err));
       else res.destroy();
+    }
+  }
+
+  /** An upgrade (exec, attach, port-forward) on the secure port: authorized, then proxied to the runtime. */
+  private async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    socket.on('error', () => {});
+    this.upgraded.add(socket);
+    socket.once('close', () => this.upgraded.delete(socket));
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const path = url.pathname;
+    this.requests.inc({
+      method: req.method ?? 'GET',
+      path: path.split('/')[1] ?? '',
+      server_type: 'readwrite',
+      long_running: 'true',
+    });
+    const refuse = (code: number, message: string) =>
+      writeRawResponse(
+        socket,
+        code,
+        STATUS_TEXT[code] ?? 'Error',
+        { 'Content-Type': 'text/plain; charset=utf-8', Connection: 'close' },
+        message,
+      );
+    try {
+      const a = await this.d.auth.check(req, path);
+      if (!a.ok) return refuse(a.code, a.message);
+      log.v(5)?.info('upgrade', { user: a.user.name, method: req.method, path });
+      if (!isStreamingPath(path)) return refuse(404, '404 page not found\n');
+      await this.streaming.upgrade(req, socket, head, path, url.searchParams);
+    } catch (err) {
+      log.error('upgrade failed', { path, err: String(err) });
+      refuse(500, String((err as Error)?.message ?? err));
     }
   }
 
@@ -279,8 +331,14 @@ export class NodeAgentServer {
     if (p === '/configz') return json(res, 200, { kubeletconfig: this.d.configz() });
     if (p.startsWith('/containerLogs/')) return this.containerLogs(req, res, p, q);
     if (p === '/logs' || p.startsWith('/logs/')) return this.logs(res, path);
-    if (['/exec', '/run', '/attach', '/portForward'].some((x) => p === x || p.startsWith(`${x}/`)))
-      return text(res, 501, `${p.split('/')[1]} is not supported by the ${this.d.config.runtime} runtime`);
+    if (isStreamingPath(p)) {
+      try {
+        return await this.streaming.request(req, res, p, q);
+      } catch (err) {
+        if (err instanceof StreamError) return text(res, err.code, err.message);
+        throw err;
+      }
+    }
     return text(res, 404, '404 page not found\n');
   }
 

@@ -1,11 +1,19 @@
-// Connect subresources (pods/log; nodes/, pods/ and services/ proxy): the registry
-// says where the request goes; this streams it there and the answer back.
-import { StatusError } from '../../../shared/api/status';
+// Connect subresources (pods/log; nodes/, pods/ and services/ proxy; exec, attach and
+// portforward, see stream.ts): the registry says where the request goes; this
+// streams it there and the answer back.
+import { badRequest, internalError, StatusError } from '../../../shared/api/status';
 import { PassThrough } from 'node:stream';
 import type { Scope } from '../scope';
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { UpstreamLocation } from '../../registry/registry';
+import { upgradeOf } from '../../server/http';
+import type { StreamKind } from '../../registry/strategies/pod-stream';
+import { handleStream } from './stream';
+import { passThrough } from './upgrade';
+
+/** The connect subresources that need an upgraded connection. */
+const STREAMING = new Set(['exec', 'attach', 'portforward']);
 
 /** What the proxy needs of a client request (HTTP/1.1 or HTTP/2 compat). */
 export type IncomingHttpRequest = Readable & { method?: string; headers: IncomingHttpHeaders };
@@ -25,12 +33,22 @@ export async function handleProxy(s: Scope): Promise<void> {
   const sub = s.sub!;
   const subpath = s.info.parts.slice(3).join('/');
   const loc = await sub.custom!.locate!(s.ctx, s.info.name, s.served, s.query, subpath);
+  const up = upgradeOf(s.req);
+  if (STREAMING.has(sub.name)) return handleStream(s, loc, up, sub.name as StreamKind);
+  // A WebSocket (or any upgrade) through pods/, services/ or nodes/ proxy: spliced to the upstream.
+  if (up && s.req.headers.upgrade) return passThrough(s, loc, up);
   const method = s.req.method ?? 'GET';
   const hasBody = method !== 'GET' && method !== 'HEAD';
-  await streamProxy(s.req, s.res as ServerResponse, loc, {
-    accept: String(s.req.headers.accept ?? '*/*'),
-    ...(hasBody ? { 'content-type': String(s.req.headers['content-type'] ?? '') } : {}),
-  }).catch((err) => {
+  await streamProxy(
+    s.req,
+    s.res as ServerResponse,
+    loc,
+    {
+      accept: String(s.req.headers.accept ?? '*/*'),
+      ...(hasBody ? { 'content-type': String(s.req.headers['content-type'] ?? '') } : {}),
+    },
+    sub.name === 'log' ? kubeletLogFailure : undefined,
+  ).catch((err) => {
     if (!(err instanceof UpstreamError)) throw err;
     // Kubernetes: the proxy subresources answer 503; pods/log reports the failed request.
     if (sub.name === 'proxy')
@@ -38,6 +56,13 @@ export async function handleProxy(s: Scope): Promise<void> {
     const goMethod = method.charAt(0) + method.slice(1).toLowerCase();
     throw new StatusError(500, 'InternalError', `${goMethod} "${loc.url}": ${err.message}`);
   });
+}
+
+/** pods/log reads the kubelet's 400 and 500 as Kubernetes' response checker does: Statuses with its text. */
+function kubeletLogFailure(code: number, text: string): StatusError | undefined {
+  if (code === 400) return badRequest(text);
+  if (code === 500) return internalError(new Error(text));
+  return undefined;
 }
 
 /** The upstream could not be reached; message in Go's words (net.Dialer's errors). */
@@ -53,6 +78,8 @@ export async function streamProxy(
   res: ServerResponse,
   loc: UpstreamLocation,
   headers: Record<string, string | string[]>,
+  /** An error answer of the upstream as a Status of ours (undefined: passed on as it is). */
+  failure?: (code: number, text: string) => StatusError | undefined,
 ): Promise<void> {
   // Loaded on first use: most apiservers never proxy, and undici is a large module.
   const { Agent, request } = await import('undici');
@@ -93,6 +120,16 @@ export async function streamProxy(
     } catch (err) {
       if (ac.signal.aborted) return;
       throw new UpstreamError(transportError(err as Error & { code?: string }, loc.url));
+    }
+    if (failure && upstream.statusCode >= 400) {
+      const text = await upstream.body.text();
+      const err = failure(upstream.statusCode, text.slice(0, 4096));
+      if (err) throw err;
+      res.writeHead(upstream.statusCode, {
+        'content-type': String(upstream.headers['content-type'] ?? 'text/plain'),
+      });
+      res.end(text);
+      return;
     }
     const out: Record<string, string | string[]> = {};
     for (const [k, v] of Object.entries(upstream.headers))

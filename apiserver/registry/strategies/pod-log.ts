@@ -15,6 +15,9 @@ import type { FlagValues } from '../../../shared/options/flags';
 import { systemContext, type RequestContext } from '../context';
 import { hostPort, proxyIDOf } from './pod-service-proxy';
 import type { Registry, ResourceBehaviour, ServedResource, UpstreamLocation } from '../registry';
+import { podStreamLocation, type StreamKind } from './pod-stream';
+
+const STREAM_KINDS: StreamKind[] = ['exec', 'attach', 'portforward'];
 
 /** How the apiserver reaches node agents. */
 export interface KubeletConnection {
@@ -210,18 +213,36 @@ export async function podLogLocation(
   const pod = (await served.store.reader.get(ctx, name)).obj;
   const container = logContainer(pod, query.get('container'));
   const params = podLogQuery(query, name);
-  const nodeName: string | undefined = pod.spec?.nodeName;
   // Kubernetes answers an empty log for a pod without a node; a proxied request needs a node.
-  if (!nodeName) throw badRequest(`pod ${name} does not have a host assigned`);
-  const node = await getNode(registry, nodeName, ctx);
-  const { host, port } = nodeConnectionInfo(node, conn);
+  const { host, port } = await nodeOfPod(registry, conn, ctx, pod, name);
   const path = `/containerLogs/${encodeURIComponent(pod.metadata.namespace)}/${encodeURIComponent(pod.metadata.name)}/${encodeURIComponent(container)}`;
+  return kubeletLocation(conn, host, port, path, params, bool(query.get('insecureSkipTLSVerifyBackend')));
+}
+
+/** The kubelet address of the node a pod is bound to (400 when it is bound to none). */
+export async function nodeOfPod(
+  registry: Registry,
+  conn: KubeletConnection,
+  ctx: RequestContext,
+  pod: any,
+  name: string,
+): Promise<{ host: string; port: number }> {
+  const nodeName: string | undefined = pod.spec?.nodeName;
+  if (!nodeName) throw badRequest(`pod ${name} does not have a host assigned`);
+  return nodeConnectionInfo(await getNode(registry, nodeName, ctx), conn);
+}
+
+/** https://<host>:<port><path>?<params> with the apiserver's kubelet credentials. */
+export function kubeletLocation(
+  conn: KubeletConnection,
+  host: string,
+  port: number,
+  path: string,
+  params: URLSearchParams,
+  insecureBackend = false,
+): UpstreamLocation {
   const qs = params.toString();
-  return location(
-    conn,
-    `https://${hostPort(host, port)}${path}${qs ? `?${qs}` : ''}`,
-    bool(query.get('insecureSkipTLSVerifyBackend')),
-  );
+  return location(conn, `https://${hostPort(host, port)}${path}${qs ? `?${qs}` : ''}`, insecureBackend);
 }
 
 /** nodes/<name>[:port]/proxy/<path> → the node agent's <path> (name may be "scheme:name:port"). */
@@ -245,7 +266,7 @@ export async function nodeProxyLocation(
   return location(conn, url);
 }
 
-/** The connect subresources that go to node agents: pods/log and nodes/proxy. */
+/** The connect subresources that go to node agents: pods/log, exec, attach, portforward and nodes/proxy. */
 export function kubeletConnectBehaviours(
   registry: () => Registry,
   conn: KubeletConnection | undefined,
@@ -259,6 +280,17 @@ export function kubeletConnectBehaviours(
             locate: (ctx, name, served, query) => podLogLocation(registry(), conn, ctx, name, served, query),
           },
         },
+        ...Object.fromEntries(
+          STREAM_KINDS.map((kind) => [
+            kind,
+            {
+              custom: {
+                locate: (ctx: RequestContext, name: string, served: ServedResource, query: URLSearchParams) =>
+                  podStreamLocation(registry(), conn, ctx, name, served, query, kind),
+              },
+            },
+          ]),
+        ),
       },
     },
     '/nodes': {

@@ -2,11 +2,11 @@
 // the pod's IP, or an address of the service's endpoints that belongs to a pod
 // (as kube-apiserver's ResourceLocation finds them), reached over plain HTTP
 // unless the id says https (whose certificate is not verified, as Kubernetes
-// does). And exec, attach and portforward, which need an upgraded connection.
+// does). (exec, attach and portforward go to the node agent: pod-stream.ts.)
 import { isIP } from 'node:net';
 import { badRequest, StatusError } from '../../../shared/api/status';
 import { systemContext, type RequestContext } from '../context';
-import type { Registry, ResourceBehaviour, SubresourceDef, UpstreamLocation } from '../registry';
+import type { Registry, ResourceBehaviour, UpstreamLocation } from '../registry';
 
 export interface ProxyID {
   scheme: string;
@@ -161,20 +161,6 @@ async function addressOfPod(registry: Registry, ctx: RequestContext, addr: any):
   }
 }
 
-/**
- * exec, attach and portforward speak over an upgraded connection (SPDY or WebSocket) to the
- * node agent, which tkube does not serve (docs/comparison.md): the pod must exist, then the
- * answer is Kubernetes' own to a request that is not upgraded.
- */
-const needsUpgrade = (registry: () => Registry): Partial<SubresourceDef> => ({
-  custom: {
-    locate: async (ctx, name): Promise<UpstreamLocation> => {
-      await getObject(registry(), 'pods', ctx, name);
-      throw badRequest('Upgrade request required');
-    },
-  },
-});
-
 export function podServiceProxyBehaviours(
   registry: () => Registry,
   timeoutMs: number,
@@ -188,9 +174,6 @@ export function podServiceProxyBehaviours(
               podProxyLocation(registry(), ctx, name, query, subpath, timeoutMs),
           },
         },
-        exec: needsUpgrade(registry),
-        attach: needsUpgrade(registry),
-        portforward: needsUpgrade(registry),
       },
     },
     '/services': {

@@ -1,0 +1,148 @@
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import zlib from 'node:zlib';
+import { SPDY_DICTIONARY } from './spdy-dictionary';
+import {
+  controlFrame,
+  dataFrame,
+  decodeHeaderBlock,
+  encodeHeaderBlock,
+  FrameType,
+  parseFrames,
+  SpdyConnection,
+  type SpdyStream,
+} from './spdy';
+
+function adler32(b: Buffer): number {
+  let a = 1;
+  let s = 0;
+  for (const x of b) {
+    a = (a + x) % 65521;
+    s = (s + a) % 65521;
+  }
+  return ((s << 16) | a) >>> 0;
+}
+
+/** Two sessions on the ends of a real TCP connection on 127.0.0.1. */
+async function pair(): Promise<{ client: SpdyConnection; server: SpdyConnection; close(): void }> {
+  const srv = net.createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+  const accepted = new Promise<net.Socket>((r) => srv.once('connection', r));
+  const c = net.connect((srv.address() as net.AddressInfo).port, '127.0.0.1');
+  const s = await accepted;
+  return {
+    client: new SpdyConnection(c, 'client'),
+    server: new SpdyConnection(s, 'server'),
+    close() {
+      c.destroy();
+      s.destroy();
+      srv.close();
+    },
+  };
+}
+
+const read = (s: SpdyStream) =>
+  new Promise<string>((resolve) => {
+    let out = '';
+    s.on('data', (d: Buffer) => (out += d));
+    s.on('end', () => resolve(out));
+  });
+
+describe('SPDY/3.1 framing', () => {
+  it('has the SPDY/3 header dictionary (1423 bytes, Adler-32 e3c6a7c2)', () => {
+    assert.equal(SPDY_DICTIONARY.length, 1423);
+    assert.equal(adler32(SPDY_DICTIONARY).toString(16), 'e3c6a7c2');
+  });
+
+  it('decodes a SYN_STREAM header block as moby/spdystream compresses it', async () => {
+    // A zlib stream that starts with the dictionary's id, as Go's compress/zlib writes it.
+    const block = encodeHeaderBlock({ streamtype: ['stdout'] });
+    const z = zlib.deflateSync(block, { dictionary: SPDY_DICTIONARY });
+    assert.equal(z.readUInt32BE(2).toString(16), 'e3c6a7c2');
+    assert.deepEqual(decodeHeaderBlock(zlib.inflateSync(z, { dictionary: SPDY_DICTIONARY })), {
+      streamtype: ['stdout'],
+    });
+  });
+
+  it('round-trips name/value blocks, joining several values with NUL and lowering names', () => {
+    const b = encodeHeaderBlock({ StreamType: ['data'], port: ['80', '8080'] });
+    assert.deepEqual(decodeHeaderBlock(b), { streamtype: ['data'], port: ['80', '8080'] });
+    assert.throws(() => decodeHeaderBlock(b.subarray(0, b.length - 2)), /truncated/);
+  });
+
+  it('splits frames at their boundaries and keeps a partial frame for later', () => {
+    const a = controlFrame(FrameType.PING, 0, Buffer.from([0, 0, 0, 1]));
+    const d = dataFrame(3, 1, Buffer.from('hello'));
+    const all = Buffer.concat([a, d]);
+    const { frames, rest } = parseFrames(all.subarray(0, all.length - 2));
+    assert.equal(frames.length, 1);
+    assert.deepEqual(frames[0], {
+      control: true,
+      type: FrameType.PING,
+      flags: 0,
+      payload: Buffer.from([0, 0, 0, 1]),
+    });
+    const more = parseFrames(Buffer.concat([rest, all.subarray(all.length - 2)]));
+    assert.deepEqual(more.frames, [{ control: false, streamId: 3, flags: 1, data: Buffer.from('hello') }]);
+    assert.throws(() => parseFrames(Buffer.from([0x80, 2, 0, 1, 0, 0, 0, 0])), /unsupported SPDY version 2/);
+  });
+
+  it('opens streams with headers, carries data both ways and half-closes each side', async () => {
+    const p = await pair();
+    try {
+      const seen: SpdyStream[] = [];
+      p.server.on('stream', (s: SpdyStream) => {
+        seen.push(s);
+        // Echo in upper case, then close this side.
+        const parts: string[] = [];
+        s.on('data', (d: Buffer) => parts.push(String(d)));
+        s.on('end', () => s.end(parts.join('').toUpperCase()));
+      });
+      const streams = await Promise.all(
+        ['stdin', 'stdout', 'error'].map((t) => p.client.createStream({ streamtype: t, port: '80' })),
+      );
+      assert.deepEqual(
+        streams.map((s) => s.id),
+        [1, 3, 5],
+      );
+      const big = 'x'.repeat(100_000);
+      const replies = streams.map(read);
+      streams[0].end('hello ');
+      streams[1].end(big);
+      streams[2].end();
+      assert.deepEqual(await Promise.all(replies), ['HELLO ', big.toUpperCase(), '']);
+      assert.deepEqual(
+        seen.map((s) => [s.header('streamtype'), s.header('port')]),
+        [
+          ['stdin', '80'],
+          ['stdout', '80'],
+          ['error', '80'],
+        ],
+      );
+    } finally {
+      p.close();
+    }
+  });
+
+  it('a reset ends the stream on the other side; closing the session ends every stream', async () => {
+    const p = await pair();
+    try {
+      const got = new Promise<SpdyStream>((r) => p.server.once('stream', r));
+      const s = await p.client.createStream({ streamtype: 'data' });
+      const remote = await got;
+      const remoteClosed = new Promise((r) => remote.once('close', r));
+      s.reset();
+      await remoteClosed;
+      const other = await p.client.createStream({ streamtype: 'data' });
+      other.write('unread');
+      const ended = new Promise((r) => other.once('end', r));
+      other.resume();
+      const serverClosed = new Promise((r) => p.server.once('close', r));
+      p.client.close();
+      await Promise.all([ended, serverClosed]);
+      await assert.rejects(p.client.createStream({ streamtype: 'data' }), /session closed/);
+    } finally {
+      p.close();
+    }
+  });
+});
