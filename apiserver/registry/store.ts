@@ -24,6 +24,7 @@ import type { Strategy, SubresourceStrategy } from './strategy';
 import { keyPrefix, objectKey, type SchemaHooks, type StoreResource } from './resource';
 import { StoreReader } from './reads';
 import { StoreDeleter, type DeleteOptions } from './store-delete';
+import { semanticEqual } from '../../shared/api/validation/metadata';
 
 export type { DeleteOptions } from './store-delete';
 
@@ -333,7 +334,8 @@ export class GenericStore {
     // As on create: managedFields and mutating admission first, then the strategy.
     if (hooks.mutate) obj = await hooks.mutate(obj, old);
     if (!sub) this.opts.strategy.prepareForUpdate?.(obj, old, ctx);
-    if (this.opts.strategy.tracksGeneration && !sub && !jsonEqual(obj.spec, old.spec)) {
+    // Go compares the decoded structs: a null, an empty list and a missing field are one value.
+    if (this.opts.strategy.tracksGeneration && !sub && !semanticEqual(obj.spec, old.spec)) {
       metaOf(obj).generation = (oldMd.generation ?? 0) + 1;
     }
     // Validation sees the version being replaced (the precondition was checked above).

@@ -89,7 +89,6 @@ describe('ValidatingAdmissionPolicy', function () {
       assert.equal(r.json.message, `configmaps "nolabel" is forbidden: ${cause}`);
       assert.deepEqual(r.json.details, {
         name: 'nolabel',
-        group: '',
         kind: 'configmaps',
         causes: [{ message: cause }],
       });
