@@ -39,6 +39,7 @@ export const CONTROLLER_CLIENT_NAMES: Record<string, string> = {
   endpointslice: 'endpointslice-controller',
   resourcequota: 'resourcequota-controller',
   disruption: 'disruption-controller',
+  horizontalpodautoscaling: 'horizontal-pod-autoscaler',
 };
 
 /** The client name of a controller: the table's, else "<controller>-controller". */
