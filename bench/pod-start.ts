@@ -85,7 +85,8 @@ async function measure(runtime: NodeRuntime): Promise<void> {
   const cluster = new LocalCluster({
     dataDir: dir,
     nodes: 1,
-    runtime,
+    // "fake": one agent process on the fake runtime (not the simulated-nodes host), to compare like with like.
+    runtime: runtime === 'containerd' ? 'containerd' : undefined,
     apiserverPort: await freePort(),
     controllerManagerPort: await freePort(),
     nodePorts: () => ports,
