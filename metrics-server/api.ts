@@ -3,6 +3,7 @@
 // Kubernetes' Status errors.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseLabelSelector, SelectorParseError } from '../shared/api/labels';
+import { StatusError, type StatusDetails, type StatusReason } from '../shared/api/status';
 import { cpuQuantity, goDuration, memoryQuantity, type Usage } from './points';
 
 export const GROUP = 'metrics.k8s.io';
@@ -68,17 +69,9 @@ export function attributesOf(r: Request): Attributes {
   };
 }
 
-function status(code: number, reason: string, message: string, details?: object) {
-  return {
-    kind: 'Status',
-    apiVersion: 'v1',
-    metadata: {},
-    status: 'Failure',
-    message,
-    reason,
-    details,
-    code,
-  };
+/** A Status error as the apiserver writes it (Go's shape). */
+function status(code: number, reason: StatusReason, message: string, details?: StatusDetails) {
+  return new StatusError(code, reason, message, details).status;
 }
 
 const notFound = (resource: string, name: string) =>
