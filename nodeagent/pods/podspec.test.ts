@@ -12,7 +12,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestAPIServer, type TestAPIServer } from '../../apiserver/server/testing';
-import { Client, type KubeObject } from '../../shared/client';
+import { Client, loadKubeconfig, type KubeObject } from '../../shared/client';
+import { writeComponentKubeconfig } from '../../shared/cluster/credentials';
 import { FakeRecorder } from '../../shared/events';
 import { PodManager } from './manager';
 import type { ContainerConfig, ContainerKind, ContainerRecord, ExecSyncResult } from './runtime';
@@ -59,6 +60,8 @@ describe('nodeagent/pods: pod spec with a runtime that runs processes', function
   this.timeout(60_000);
   let srv: TestAPIServer;
   let client: Client;
+  /** The agent's own client: the node's identity (system:node:n1), as a kubelet has. */
+  let nodeClient: Client;
   let dir: string;
   let recorder: FakeRecorder;
   let runtime: ExecRuntime;
@@ -69,8 +72,17 @@ describe('nodeagent/pods: pod spec with a runtime that runs processes', function
   const ns = 'spec-test';
 
   before(async () => {
-    srv = await startTestAPIServer();
+    // Authorized as in a cluster: the Node authorizer and RBAC decide what the agent may read.
+    srv = await startTestAPIServer({ authorizationMode: ['Node', 'RBAC'] });
     client = Client.create(srv.config, { qps: -1, http2: false });
+    const kubeconfig = join(srv.dir, 'node-n1', 'kubeconfig');
+    await writeComponentKubeconfig({
+      certDir: join(srv.dir, 'certs'),
+      server: srv.url,
+      subject: { commonName: 'system:node:n1', organizations: ['system:nodes'] },
+      kubeconfig,
+    });
+    nodeClient = Client.create(loadKubeconfig(kubeconfig), { qps: -1, http2: false });
     await client.resource('namespaces').create({ metadata: { name: ns } });
     await client
       .resource('serviceaccounts')
@@ -85,6 +97,7 @@ describe('nodeagent/pods: pod spec with a runtime that runs processes', function
   });
   after(async () => {
     http?.close();
+    await nodeClient?.close();
     await client?.close();
     await srv?.stop();
   });
@@ -93,7 +106,7 @@ describe('nodeagent/pods: pod spec with a runtime that runs processes', function
     recorder = new FakeRecorder();
     runtime = new ExecRuntime({ logRotation: { maxSizeBytes: 1 << 20, maxFiles: 3 } });
     mgr = new PodManager({
-      client,
+      client: nodeClient,
       nodeName: 'n1',
       maxPods: 110,
       runtime,
@@ -122,7 +135,13 @@ describe('nodeagent/pods: pod spec with a runtime that runs processes', function
       .namespace(ns)
       .create({
         metadata: { name, annotations },
-        spec: { nodeName: 'n1', hostNetwork: true, terminationGracePeriodSeconds: 5, ...spec },
+        spec: {
+          nodeName: 'n1',
+          serviceAccountName: 'default',
+          hostNetwork: true,
+          terminationGracePeriodSeconds: 5,
+          ...spec,
+        },
       });
     mgr.apiPodUpdated(p);
     return p;
@@ -134,7 +153,13 @@ describe('nodeagent/pods: pod spec with a runtime that runs processes', function
 
   it('waits in CreateContainerConfigError / ContainerCreating until the ConfigMap exists, then passes env and mounts', async () => {
     const p = await create('cfg', {
-      volumes: [{ name: 'conf', configMap: { name: 'later' } }],
+      volumes: [
+        { name: 'conf', configMap: { name: 'later' } },
+        {
+          name: 'api',
+          projected: { sources: [{ serviceAccountToken: { path: 'token', expirationSeconds: 3600 } }] },
+        },
+      ],
       containers: [
         {
           name: 'c',
@@ -196,6 +221,26 @@ describe('nodeagent/pods: pod spec with a runtime that runs processes', function
       readFileSync(hosts.hostPath, 'utf8'),
       /^# Kubernetes-managed hosts file \(host network\)\.\n/,
     );
+    // The token the node requested for the pod authenticates as its service account.
+    const token = readFileSync(
+      join(dir, 'pods', p.metadata.uid!, 'volumes', 'kubernetes.io~projected', 'api', 'token'),
+      'utf8',
+    );
+    const review: any = await client.resource('tokenreviews').create({
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenReview',
+      spec: { token },
+    } as any);
+    assert.equal(review.status.user.username, `system:serviceaccount:${ns}:default`);
+    assert.equal(review.status.user.extra['authentication.kubernetes.io/pod-name'][0], 'cfg');
+    // The node wrote the status to the API.
+    let inAPI: any;
+    for (let i = 0; i < 100; i++) {
+      inAPI = await client.resource('pods').namespace(ns).get('cfg');
+      if (inAPI.status?.containerStatuses?.[0]?.containerID === id) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.equal(inAPI.status.containerStatuses[0].containerID, id);
     // Gone from the API: torn down, volumes removed.
     mgr.apiPodRemoved(p);
     await waitUntil('teardown', () => !existsSync(join(dir, 'pods', p.metadata.uid!)));
