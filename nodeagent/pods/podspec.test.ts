@@ -5,7 +5,7 @@
 // termination messages. The runtime here is the fake one plus ExecSync running
 // commands on this machine, so hooks and probes have something real to run.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -122,6 +122,11 @@ describe('nodeagent/pods: pod spec with a runtime that runs processes', function
   });
   afterEach(async () => {
     await mgr.stop();
+    // Memory-backed volumes of pods still there are mounts: unmount them before removing the directory.
+    for (const line of readFileSync('/proc/self/mountinfo', 'utf8').split('\n').reverse()) {
+      const point = line.split(' ')[4];
+      if (point?.startsWith(`${dir}/`)) execFileSync('umount', [point]);
+    }
     rmSync(dir, { recursive: true, force: true });
   });
 
