@@ -364,8 +364,8 @@ describe('nodeagent/pods: pod spec with a runtime that runs processes', function
       .namespace(ns)
       .delete('stopping', { gracePeriodSeconds: 5 });
     mgr.apiPodUpdated(deleting as KubeObject);
-    await waitUntil('preStop', () => existsSync(marker));
-    assert.equal(readFileSync(marker, 'utf8'), 'bye\n');
+    // The hook's shell creates the file, then writes to it.
+    await waitUntil('preStop', () => existsSync(marker) && readFileSync(marker, 'utf8') === 'bye\n');
     await waitUntil('stopped', () => cstatus('stopping')?.state?.terminated);
     assert.ok(recorder.events.includes('Normal Killing Stopping container c'));
     void p;
