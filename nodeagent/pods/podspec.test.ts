@@ -23,6 +23,12 @@ import { FakeRuntime } from './runtime-fake';
 class ExecRuntime extends FakeRuntime {
   readonly configs = new Map<string, ContainerConfig | undefined>();
   readonly specs = new Map<string, any>();
+  /** The grace period each stop was given. */
+  readonly stopGrace = new Map<string, number>();
+  override stopContainer(id: string, gracePeriodSeconds: number): Promise<void> {
+    if (!this.stopGrace.has(id)) this.stopGrace.set(id, gracePeriodSeconds);
+    return super.stopContainer(id, gracePeriodSeconds);
+  }
   override async createContainer(
     pod: any,
     container: any,
@@ -354,7 +360,7 @@ describe('nodeagent/pods: pod spec with a runtime that runs processes', function
         {
           name: 'c',
           image: 'busybox:1.36',
-          lifecycle: { preStop: { exec: { command: ['sh', '-c', `echo bye > ${marker}`] } } },
+          lifecycle: { preStop: { exec: { command: ['sh', '-c', `echo bye > ${marker}; sleep 1`] } } },
         },
       ],
     });
@@ -366,7 +372,10 @@ describe('nodeagent/pods: pod spec with a runtime that runs processes', function
     mgr.apiPodUpdated(deleting as KubeObject);
     // The hook's shell creates the file, then writes to it.
     await waitUntil('preStop', () => existsSync(marker) && readFileSync(marker, 'utf8') === 'bye\n');
-    await waitUntil('stopped', () => cstatus('stopping')?.state?.terminated);
+    const stopped = await waitUntil('stopped', () => cstatus('stopping')?.state?.terminated);
+    // The stop gets what the hook left of the 5 s grace period.
+    const grace = runtime.stopGrace.get(stopped.containerID)!;
+    assert.ok(grace >= 2 && grace <= 4, `grace ${grace}`);
     assert.ok(recorder.events.includes('Normal Killing Stopping container c'));
     void p;
   });
