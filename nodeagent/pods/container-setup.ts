@@ -5,7 +5,7 @@
 // read after it exited, and the lifecycle hooks. One place for the pod-spec
 // machinery the pod workers call.
 import { readFileSync } from 'node:fs';
-import type { Clock } from '../../shared/client/clock';
+import type { Clock, Timer } from '../../shared/client/clock';
 import type { DownwardContext } from './downward';
 import { resolveEnv } from './env';
 import { runLifecycleHandler } from './hooks';
@@ -164,9 +164,9 @@ export class ContainerSetup {
       return { grace: graceSeconds };
     this.preStopped.add(r.id);
     const start = this.d.clock.now();
+    let timer: Timer | undefined;
     const timeout = new Promise<string>((resolve) => {
-      const t = this.d.clock.setTimer(() => resolve('timeout'), graceSeconds * 1000);
-      t.unref?.();
+      timer = this.d.clock.setTimer(() => resolve('timeout'), graceSeconds * 1000);
     });
     const run = runLifecycleHandler(
       h,
@@ -179,6 +179,7 @@ export class ContainerSetup {
       (ms) => this.d.clock.sleep(ms),
     );
     const out = await Promise.race([run, timeout]);
+    timer?.cancel();
     const used = (this.d.clock.now() - start) / 1000;
     const grace = Math.max(2, Math.ceil(graceSeconds - used));
     return { grace, failure: out === 'timeout' ? undefined : out };

@@ -5,14 +5,15 @@
 // termination messages. The runtime here is the fake one plus ExecSync running
 // commands on this machine, so hooks and probes have something real to run.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestAPIServer, type TestAPIServer } from '../../apiserver/server/testing';
-import { Client, type KubeObject } from '../../shared/client';
+import { Client, loadKubeconfig, type KubeObject } from '../../shared/client';
+import { writeComponentKubeconfig } from '../../shared/cluster/credentials';
 import { FakeRecorder } from '../../shared/events';
 import { PodManager } from './manager';
 import type { ContainerConfig, ContainerKind, ContainerRecord, ExecSyncResult } from './runtime';
@@ -22,6 +23,12 @@ import { FakeRuntime } from './runtime-fake';
 class ExecRuntime extends FakeRuntime {
   readonly configs = new Map<string, ContainerConfig | undefined>();
   readonly specs = new Map<string, any>();
+  /** The grace period each stop was given. */
+  readonly stopGrace = new Map<string, number>();
+  override stopContainer(id: string, gracePeriodSeconds: number): Promise<void> {
+    if (!this.stopGrace.has(id)) this.stopGrace.set(id, gracePeriodSeconds);
+    return super.stopContainer(id, gracePeriodSeconds);
+  }
   override async createContainer(
     pod: any,
     container: any,
@@ -59,6 +66,8 @@ describe('nodeagent/pods: pod spec with a runtime that runs processes', function
   this.timeout(60_000);
   let srv: TestAPIServer;
   let client: Client;
+  /** The agent's own client: the node's identity (system:node:n1), as a kubelet has. */
+  let nodeClient: Client;
   let dir: string;
   let recorder: FakeRecorder;
   let runtime: ExecRuntime;
@@ -69,8 +78,17 @@ describe('nodeagent/pods: pod spec with a runtime that runs processes', function
   const ns = 'spec-test';
 
   before(async () => {
-    srv = await startTestAPIServer();
+    // Authorized as in a cluster: the Node authorizer and RBAC decide what the agent may read.
+    srv = await startTestAPIServer({ authorizationMode: ['Node', 'RBAC'] });
     client = Client.create(srv.config, { qps: -1, http2: false });
+    const kubeconfig = join(srv.dir, 'node-n1', 'kubeconfig');
+    await writeComponentKubeconfig({
+      certDir: join(srv.dir, 'certs'),
+      server: srv.url,
+      subject: { commonName: 'system:node:n1', organizations: ['system:nodes'] },
+      kubeconfig,
+    });
+    nodeClient = Client.create(loadKubeconfig(kubeconfig), { qps: -1, http2: false });
     await client.resource('namespaces').create({ metadata: { name: ns } });
     await client
       .resource('serviceaccounts')
@@ -85,6 +103,7 @@ describe('nodeagent/pods: pod spec with a runtime that runs processes', function
   });
   after(async () => {
     http?.close();
+    await nodeClient?.close();
     await client?.close();
     await srv?.stop();
   });
@@ -93,7 +112,7 @@ describe('nodeagent/pods: pod spec with a runtime that runs processes', function
     recorder = new FakeRecorder();
     runtime = new ExecRuntime({ logRotation: { maxSizeBytes: 1 << 20, maxFiles: 3 } });
     mgr = new PodManager({
-      client,
+      client: nodeClient,
       nodeName: 'n1',
       maxPods: 110,
       runtime,
@@ -109,6 +128,11 @@ describe('nodeagent/pods: pod spec with a runtime that runs processes', function
   });
   afterEach(async () => {
     await mgr.stop();
+    // Memory-backed volumes of pods still there are mounts: unmount them before removing the directory.
+    for (const line of readFileSync('/proc/self/mountinfo', 'utf8').split('\n').reverse()) {
+      const point = line.split(' ')[4];
+      if (point?.startsWith(`${dir}/`)) execFileSync('umount', [point]);
+    }
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -122,7 +146,13 @@ describe('nodeagent/pods: pod spec with a runtime that runs processes', function
       .namespace(ns)
       .create({
         metadata: { name, annotations },
-        spec: { nodeName: 'n1', hostNetwork: true, terminationGracePeriodSeconds: 5, ...spec },
+        spec: {
+          nodeName: 'n1',
+          serviceAccountName: 'default',
+          hostNetwork: true,
+          terminationGracePeriodSeconds: 5,
+          ...spec,
+        },
       });
     mgr.apiPodUpdated(p);
     return p;
@@ -134,7 +164,13 @@ describe('nodeagent/pods: pod spec with a runtime that runs processes', function
 
   it('waits in CreateContainerConfigError / ContainerCreating until the ConfigMap exists, then passes env and mounts', async () => {
     const p = await create('cfg', {
-      volumes: [{ name: 'conf', configMap: { name: 'later' } }],
+      volumes: [
+        { name: 'conf', configMap: { name: 'later' } },
+        {
+          name: 'api',
+          projected: { sources: [{ serviceAccountToken: { path: 'token', expirationSeconds: 3600 } }] },
+        },
+      ],
       containers: [
         {
           name: 'c',
@@ -196,6 +232,26 @@ describe('nodeagent/pods: pod spec with a runtime that runs processes', function
       readFileSync(hosts.hostPath, 'utf8'),
       /^# Kubernetes-managed hosts file \(host network\)\.\n/,
     );
+    // The token the node requested for the pod authenticates as its service account.
+    const token = readFileSync(
+      join(dir, 'pods', p.metadata.uid!, 'volumes', 'kubernetes.io~projected', 'api', 'token'),
+      'utf8',
+    );
+    const review: any = await client.resource('tokenreviews').create({
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenReview',
+      spec: { token },
+    } as any);
+    assert.equal(review.status.user.username, `system:serviceaccount:${ns}:default`);
+    assert.equal(review.status.user.extra['authentication.kubernetes.io/pod-name'][0], 'cfg');
+    // The node wrote the status to the API.
+    let inAPI: any;
+    for (let i = 0; i < 100; i++) {
+      inAPI = await client.resource('pods').namespace(ns).get('cfg');
+      if (inAPI.status?.containerStatuses?.[0]?.containerID === id) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.equal(inAPI.status.containerStatuses[0].containerID, id);
     // Gone from the API: torn down, volumes removed.
     mgr.apiPodRemoved(p);
     await waitUntil('teardown', () => !existsSync(join(dir, 'pods', p.metadata.uid!)));
@@ -304,7 +360,7 @@ describe('nodeagent/pods: pod spec with a runtime that runs processes', function
         {
           name: 'c',
           image: 'busybox:1.36',
-          lifecycle: { preStop: { exec: { command: ['sh', '-c', `echo bye > ${marker}`] } } },
+          lifecycle: { preStop: { exec: { command: ['sh', '-c', `echo bye > ${marker}; sleep 1`] } } },
         },
       ],
     });
@@ -314,9 +370,12 @@ describe('nodeagent/pods: pod spec with a runtime that runs processes', function
       .namespace(ns)
       .delete('stopping', { gracePeriodSeconds: 5 });
     mgr.apiPodUpdated(deleting as KubeObject);
-    await waitUntil('preStop', () => existsSync(marker));
-    assert.equal(readFileSync(marker, 'utf8'), 'bye\n');
-    await waitUntil('stopped', () => cstatus('stopping')?.state?.terminated);
+    // The hook's shell creates the file, then writes to it.
+    await waitUntil('preStop', () => existsSync(marker) && readFileSync(marker, 'utf8') === 'bye\n');
+    const stopped = await waitUntil('stopped', () => cstatus('stopping')?.state?.terminated);
+    // The stop gets what the hook left of the 5 s grace period.
+    const grace = runtime.stopGrace.get(stopped.containerID)!;
+    assert.ok(grace >= 2 && grace <= 4, `grace ${grace}`);
     assert.ok(recorder.events.includes('Normal Killing Stopping container c'));
     void p;
   });

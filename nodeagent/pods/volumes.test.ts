@@ -249,7 +249,12 @@ describe('nodeagent/pods: volumes', () => {
     const real = new PodVolumes({ rootDir: dir, objects, now: () => now, realRuntime: true });
     const memPod = {
       metadata: { name: 'm', namespace: ns, uid: 'mem-uid' },
-      spec: { volumes: [{ name: 'shm', emptyDir: { medium: 'Memory', sizeLimit: '1Mi' } }] },
+      spec: {
+        volumes: [
+          { name: 'shm', emptyDir: { medium: 'Memory', sizeLimit: '1Mi' } },
+          { name: 'sec', secret: { secretName: 'sec' } },
+        ],
+      },
     };
     assert.deepEqual(await real.setUp(memPod, ctx), []);
     const path = join(dir, 'pods', 'mem-uid', 'volumes', 'kubernetes.io~empty-dir', 'shm');
@@ -258,6 +263,14 @@ describe('nodeagent/pods: volumes', () => {
       .find((l) => l.split(' ')[4] === path);
     assert.ok(line, 'mounted');
     assert.match(line!, / - tmpfs tmpfs rw,.*size=1024k/);
+    const secPath = join(dir, 'pods', 'mem-uid', 'volumes', 'kubernetes.io~secret', 'sec');
+    assert.ok(
+      readFileSync('/proc/self/mountinfo', 'utf8')
+        .split('\n')
+        .some((l) => l.split(' ')[4] === secPath && / - tmpfs /.test(l)),
+      'a secret volume is memory-backed',
+    );
+    assert.equal(readFileSync(join(secPath, 'token'), 'utf8'), 'abc');
     // Set up again (a later sync): not mounted twice.
     assert.deepEqual(await real.setUp(memPod, ctx), []);
     await real.tearDown('mem-uid');

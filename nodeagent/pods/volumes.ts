@@ -202,13 +202,12 @@ export class PodVolumes {
     if (plugin === 'emptyDir') {
       if (s.volumes.has(vol.name)) return;
       mkdirSync(path, { recursive: true });
-      const tmpfs = vol.emptyDir.medium === 'Memory' && this.d.realRuntime && process.getuid?.() === 0;
-      if (tmpfs) {
+      let tmpfs = false;
+      if (vol.emptyDir.medium === 'Memory') {
         const opts = vol.emptyDir.sizeLimit
           ? ['-o', `size=${milliValue(parseQuantity(String(vol.emptyDir.sizeLimit))) / 1000n}`]
           : [];
-        if (!mountsBelow(join(path, '..')).includes(path))
-          await run('mount', ['-t', 'tmpfs', ...opts, 'tmpfs', path]);
+        tmpfs = await this.mountTmpfs(path, opts);
       }
       chmodSync(path, 0o777);
       if (fsGroup !== undefined) applyFsGroup(path, fsGroup, false);
@@ -224,9 +223,22 @@ export class PodVolumes {
       now: this.d.now,
       tokens: s.tokens,
     });
+    // Secrets and tokens stay off the disk: the kubelet backs secret and projected volumes with memory.
+    if (!s.volumes.has(vol.name) && (plugin === 'secret' || plugin === 'projected')) {
+      mkdirSync(path, { recursive: true });
+      await this.mountTmpfs(path, []);
+    }
     if (writeAtomically(path, payload) && fsGroup !== undefined) applyFsGroup(path, fsGroup, true);
     s.refreshedAt.set(vol.name, now);
     s.volumes.set(vol.name, { path, readOnly: true });
+  }
+
+  /** A tmpfs at path (once) when the agent is root and the runtime real; whether one is there. */
+  private async mountTmpfs(path: string, opts: string[]): Promise<boolean> {
+    if (!this.d.realRuntime || process.getuid?.() !== 0) return false;
+    if (!mountsBelow(join(path, '..')).includes(path))
+      await run('mount', ['-t', 'tmpfs', ...opts, 'tmpfs', path]);
+    return true;
   }
 
   /** The mounted volume's directory on the node (undefined before setUp did it). */
