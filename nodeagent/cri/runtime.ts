@@ -105,9 +105,20 @@ export class CriRuntime implements ContainerRuntime {
     );
     this.every(
       5 * 60_000,
-      () => this.imageStore.collectGarbage(new Set([...this.ctrs.values()].map((c) => c.imageID))),
+      () => this.imageStore.collectGarbage(this.imagesInUse()),
       'image garbage collection',
     );
+  }
+
+  /** The ids of the images any container has (a pulled image's imageRef is its repo digest, not its id). */
+  private imagesInUse(): Set<string> {
+    const ids = new Set<string>();
+    for (const c of this.ctrs.values())
+      for (const name of [c.imageID, c.image]) {
+        const id = name ? this.imageStore.idOf(name) : undefined;
+        if (id) ids.add(id);
+      }
+    return ids;
   }
 
   /** Runs fn every periodMs (from the end of one run to the start of the next) until close(). */
