@@ -55,8 +55,8 @@ image() {
   done
   printf '{"schemaVersion":2,"manifests":[%s]}' "$entries" >"$lay/index.json"
   printf '{"imageLayoutVersion":"1.0.0"}' >"$lay/oci-layout"
-  tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf "$archive.tmp" -C "$lay" .
-  mv "$archive.tmp" "$archive"
+  tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf "$archive.$$.tmp" -C "$lay" .
+  mv "$archive.$$.tmp" "$archive"
 }
 
 # The busybox root: every applet linked, a passwd and group with root and nobody, writable /tmp.
