@@ -114,14 +114,6 @@ export function containerSecurityContext(pod: any, container: any): any {
   return out;
 }
 
-/** The env the container gets: resolved by the agent, or the spec's literal values when nothing was resolved. */
-function envOf(container: any, config?: ContainerConfig): { name: string; value: string }[] {
-  if (config) return config.env;
-  return (container.env ?? [])
-    .filter((e: any) => e.valueFrom === undefined)
-    .map((e: any) => ({ name: e.name, value: String(e.value ?? '') }));
-}
-
 export interface ContainerConfigInput {
   pod: any;
   container: any;
@@ -137,7 +129,7 @@ export interface ContainerConfigInput {
 
 export function criContainerConfig(i: ContainerConfigInput): any {
   const { pod, container: c } = i;
-  const env = envOf(c, i.config);
+  const env = i.config?.env ?? [];
   return {
     metadata: { name: c.name, attempt: i.attempt },
     image: { image: i.image, userSpecifiedImage: c.image },
