@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { CriClient } from '../nodeagent/cri/client';
+import { CriClient } from '../shared/cri/client';
 import { runtimeTestsUnavailable, startTestContainerd, type TestContainerd } from '../nodeagent/cri/testing';
 import { Client } from '../shared/client/client';
 import { loadKubeconfig } from '../shared/client/kubeconfig';

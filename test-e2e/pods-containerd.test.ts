@@ -7,7 +7,7 @@
 // Secrets; a projected service account token that authenticates.
 import assert from 'node:assert/strict';
 import { Agent, request } from 'undici';
-import { CriClient } from '../nodeagent/cri/client';
+import { CriClient } from '../shared/cri/client';
 import { loadKubeconfig } from '../shared/client/kubeconfig';
 import { runtimeTestsUnavailable, testImagesDir, testPodCIDR } from '../nodeagent/cri/testing';
 import { waitUntil } from '../shared/cluster/process';

@@ -16,7 +16,7 @@ import { MetricsRegistry } from '../../shared/metrics/registry';
 import { processMetrics } from '../../shared/metrics/process';
 import { featureGates } from '../../shared/options/feature-gates';
 import { NodeLeaseController } from '../lease/lease';
-import { CriClient } from '../cri/client';
+import { CriClient } from '../../shared/cri/client';
 import { CriRuntime } from '../cri/runtime';
 import { PodManager } from '../pods/manager';
 import { podLogDirectory } from '../pods/pod-logs';

@@ -9,7 +9,7 @@ import type { Clock } from '../../shared/client/clock';
 import { logger } from '../../shared/log';
 import { fullImageName } from '../pods/image-names';
 import type { PullResult, RegistryAuth, RuntimeImage } from '../pods/runtime';
-import type { CriClient } from './client';
+import type { CriClient } from '../../shared/cri/client';
 
 const log = logger('nodeagent/cri');
 

@@ -6,7 +6,7 @@
 import { renameSync, statSync } from 'node:fs';
 import { logger } from '../../shared/log';
 import { compressAndPrune, moveLogAside, type LogRotation } from '../pods/logs';
-import type { CriClient } from './client';
+import type { CriClient } from '../../shared/cri/client';
 import type { CriContainer } from './state';
 
 const log = logger('nodeagent/cri');

@@ -9,7 +9,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ContainerRecord } from '../pods/runtime';
-import { CriClient } from './client';
+import { CriClient } from '../../shared/cri/client';
 import { CriRuntime } from './runtime';
 import { runtimeTestsUnavailable, startTestContainerd, type TestContainerd } from './testing';
 

@@ -26,7 +26,7 @@ import type {
   StreamRequest,
 } from '../pods/runtime';
 import { removePodCgroup } from './cgroups';
-import { isNotFoundError, type CriClient } from './client';
+import { isNotFoundError, type CriClient } from '../../shared/cri/client';
 import { criContainerConfig } from './container-config';
 import { CriImages, type ImageGCPolicy } from './images';
 import { LABEL } from './labels';

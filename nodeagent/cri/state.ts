@@ -4,7 +4,7 @@
 // container carrying kubelet's labels, so that they are adopted, not
 // duplicated.
 import type { ContainerKind, ContainerRecord } from '../pods/runtime';
-import type { CriClient } from './client';
+import type { CriClient } from '../../shared/cri/client';
 import { ANNOTATION, LABEL } from './labels';
 
 export interface Sandbox {

@@ -3,7 +3,7 @@
 // gives kubelet — kept from the last reading for the stats endpoints.
 import type { Clock } from '../../shared/client/clock';
 import type { ContainerUsage } from '../pods/runtime';
-import type { CriClient } from './client';
+import type { CriClient } from '../../shared/cri/client';
 import { nsToMs } from './state';
 
 export class ContainerStats {

@@ -7,7 +7,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CriClient } from '../../nodeagent/cri/client';
+import { CriClient } from '../cri/client';
 import {
   runtimeTestsUnavailable,
   startTestContainerd,

@@ -19,7 +19,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYAML } from 'yaml';
-import { CriClient } from '../../nodeagent/cri/client';
+import { CriClient } from '../cri/client';
 
 export const SANDBOX_IMAGE = 'registry.k8s.io/pause:3.10';
 export const CNI_BIN_DIR = '/usr/lib/cni';

@@ -6,7 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { CriClient } from '../../nodeagent/cri/client';
+import { CriClient } from '../cri/client';
 import {
   cleanUpHost,
   removeAllPods,

@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import * as protobuf from 'protobufjs';
 
 /** Where the committed facts sit (the build copies nothing: read from the source tree). */
-const FACTS = resolve(__dirname, '../../../nodeagent/cri/facts/cri-v1.json');
+const FACTS = resolve(__dirname, '../../../shared/cri/facts/cri-v1.json');
 
 interface FactField {
   name: string;
