@@ -316,6 +316,8 @@ export class Aggregator implements ServiceLookup {
 
   /** The remote APIService a path falls under (/apis/<group>/<version>[/...]), if any. */
   remoteFor(path: string): any | undefined {
+    // Every request asks: with no non-local APIService (the usual case) there is nothing to match.
+    if (!this.remote.size) return undefined;
     const m = /^\/apis\/([^/]+)\/([^/]+)(?:\/|$)/.exec(path);
     return m ? this.remote.get(`${m[1]}/${m[2]}`) : undefined;
   }
