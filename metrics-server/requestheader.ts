@@ -5,13 +5,15 @@
 // name; the header names are the ones that ConfigMap lists.
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
+import {
+  userFromRequestHeaders,
+  type HeaderUser,
+  type RequestHeaderNames,
+} from '../shared/auth/request-headers';
 
-export interface RequestHeaderConfig {
+export interface RequestHeaderConfig extends RequestHeaderNames {
   caPem: string;
   allowedNames: string[];
-  usernameHeaders: string[];
-  groupHeaders: string[];
-  extraPrefixes: string[];
 }
 
 const list = (s: string | undefined): string[] => (s ? JSON.parse(s) : []);
@@ -22,16 +24,13 @@ export function requestHeaderConfigFrom(data: Record<string, string>): RequestHe
     caPem: data['requestheader-client-ca-file'] ?? '',
     allowedNames: list(data['requestheader-allowed-names']),
     usernameHeaders: list(data['requestheader-username-headers']),
+    uidHeaders: list(data['requestheader-uid-headers']),
     groupHeaders: list(data['requestheader-group-headers']),
     extraPrefixes: list(data['requestheader-extra-headers-prefix']),
   };
 }
 
-export interface Caller {
-  name: string;
-  groups: string[];
-  extra: Record<string, string[]>;
-}
+export type Caller = HeaderUser;
 
 /** The user the front proxy names, or undefined when the caller is not a trusted proxy. */
 export function callerOf(req: IncomingMessage, cfg: RequestHeaderConfig): Caller | undefined {
@@ -39,14 +38,5 @@ export function callerOf(req: IncomingMessage, cfg: RequestHeaderConfig): Caller
   if (!socket.authorized) return undefined;
   const cn = socket.getPeerCertificate()?.subject?.CN;
   if (cfg.allowedNames.length && !cfg.allowedNames.includes(String(cn))) return undefined;
-  const values = (h: string): string[] => req.headersDistinct[h.toLowerCase()] ?? [];
-  const name = cfg.usernameHeaders.map((h) => values(h)[0]).find(Boolean);
-  if (!name) return undefined;
-  const groups = cfg.groupHeaders.flatMap(values);
-  const extra: Record<string, string[]> = {};
-  for (const [k, v] of Object.entries(req.headersDistinct)) {
-    const p = cfg.extraPrefixes.find((x) => k.startsWith(x.toLowerCase()));
-    if (p && v) extra[decodeURIComponent(k.slice(p.length)).toLowerCase()] = v;
-  }
-  return { name, groups, extra };
+  return userFromRequestHeaders(req.rawHeaders, cfg);
 }

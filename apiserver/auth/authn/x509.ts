@@ -9,6 +9,7 @@ import type { TLSSocket } from 'node:tls';
 import { subjectOf, type SubjectInfo } from '../../../shared/pki/certs';
 import type { Req } from '../../server/http';
 import { AuthError, tlsSocketOf, type AuthResponse, type RequestAuthenticator } from './authenticator';
+import { userFromRequestHeaders, type RequestHeaderNames } from '../../../shared/auth/request-headers';
 
 const CLIENT_AUTH = '1.3.6.1.5.5.7.3.2';
 const ANY_USAGE = '2.5.29.37.0';
@@ -103,28 +104,9 @@ function failure(info: PeerInfo, pool: CertPool, why: string): AuthError {
   return e;
 }
 
-export interface RequestHeaderOptions {
+export interface RequestHeaderOptions extends RequestHeaderNames {
   pool: CertPool;
   allowedNames: string[];
-  usernameHeaders: string[];
-  uidHeaders: string[];
-  groupHeaders: string[];
-  extraPrefixes: string[];
-}
-
-function headerValues(req: Req, lower: string): string[] {
-  const raw = req.rawHeaders ?? [];
-  const out: string[] = [];
-  for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i].toLowerCase() === lower) out.push(raw[i + 1]);
-  return out;
-}
-
-function unescape(k: string): string {
-  try {
-    return decodeURIComponent(k);
-  } catch {
-    return k;
-  }
 }
 
 /** Front-proxy authentication (--requestheader-*). */
@@ -148,37 +130,8 @@ export class RequestHeaderAuthenticator implements RequestAuthenticator {
     const cn = leafSubject(info).commonName;
     if (this.o.allowedNames.length && !this.o.allowedNames.includes(cn))
       throw new AuthError(`x509: subject with cn=${cn} is not in the allowed list`);
-    let name = '';
-    for (const h of this.o.usernameHeaders) {
-      name = headerValues(req, h.toLowerCase()).find((v) => v.trim()) ?? '';
-      if (name) break;
-    }
-    if (!name) return null;
-    let uid = '';
-    for (const h of this.o.uidHeaders) {
-      uid = headerValues(req, h.toLowerCase()).find((v) => v.trim()) ?? '';
-      if (uid) break;
-    }
-    const groups: string[] = [];
-    for (const h of this.o.groupHeaders) groups.push(...headerValues(req, h.toLowerCase()));
-    const extra: Record<string, string[]> = {};
-    const raw = req.rawHeaders ?? [];
-    for (let i = 0; i + 1 < raw.length; i += 2) {
-      const h = raw[i].toLowerCase();
-      for (const p of this.o.extraPrefixes) {
-        const lp = p.toLowerCase();
-        if (!h.startsWith(lp) || h.length === lp.length) continue;
-        (extra[unescape(h.slice(lp.length))] ??= []).push(raw[i + 1]);
-      }
-    }
-    return {
-      user: {
-        name,
-        groups,
-        ...(uid ? { uid } : {}),
-        ...(Object.keys(extra).length ? { extra } : {}),
-      },
-    };
+    const user = userFromRequestHeaders(req.rawHeaders ?? [], this.o);
+    return user ? { user } : null;
   }
 }
 
