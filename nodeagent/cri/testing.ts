@@ -13,6 +13,7 @@ import {
   startContainerd,
   type RunningContainerd,
 } from '../../shared/cluster/containerd';
+import type { SupervisorOptions } from '../../shared/cluster/supervisor';
 
 const SCRIPT = resolve(__dirname, '../../../scripts/build-images.sh');
 
@@ -42,7 +43,9 @@ export interface TestContainerd extends RunningContainerd {
   cleanup(): Promise<void>;
 }
 
-export async function startTestContainerd(o: { registriesFile?: string } = {}): Promise<TestContainerd> {
+export async function startTestContainerd(
+  o: { registriesFile?: string; supervise?: SupervisorOptions } = {},
+): Promise<TestContainerd> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tkube-ctd-'));
   const podCIDR = testPodCIDR();
   const ctd = await startContainerd({
@@ -50,6 +53,7 @@ export async function startTestContainerd(o: { registriesFile?: string } = {}): 
     podCIDR,
     imagesDir: testImagesDir(),
     registriesFile: o.registriesFile,
+    supervise: o.supervise,
   });
   return Object.assign(ctd, {
     podCIDR,

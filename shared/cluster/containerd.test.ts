@@ -16,6 +16,7 @@ import {
 } from '../../nodeagent/cri/testing';
 import { freePort, waitUntil } from './process';
 import { writeMirrors } from './containerd';
+import type { Restart } from './supervisor';
 
 describe('containerd registry mirrors (registries.yaml)', function () {
   this.timeout(60_000);
@@ -101,6 +102,53 @@ describe('containerd registry mirrors (registries.yaml)', function () {
         after.image.repoDigests.some((d: string) => d.startsWith('docker.io/library/mirrored@sha256:')),
         'the digest the mirror served',
       );
+    });
+  });
+
+  describe('supervision', () => {
+    let ctd: TestContainerd | undefined;
+    let cri: CriClient | undefined;
+
+    before(function () {
+      const why = runtimeTestsUnavailable();
+      if (why) {
+        console.warn(`skipping the containerd supervision test: ${why}`);
+        this.skip();
+      }
+    });
+
+    after(async () => {
+      cri?.close();
+      await ctd?.cleanup();
+    });
+
+    it('starts a containerd killed from outside again, on the same socket, with its images', async () => {
+      const restarts: Restart[] = [];
+      ctd = await startTestContainerd({
+        supervise: {
+          onRestart: (r) => restarts.push(r),
+          backoff: { initialMs: 100, maxMs: 1000, resetAfterMs: 60_000 },
+        },
+      });
+      cri = new CriClient({ runtimeEndpoint: ctd.endpoint, requestTimeoutMs: 5_000 });
+      const first = ctd.pid;
+      process.kill(first, 'SIGKILL');
+      await waitUntil(async () => ctd!.pid !== first, 20_000, 'a new containerd process');
+      const status: any = await waitUntil(
+        () => cri!.call('ImageStatus', { image: { image: 'registry.k8s.io/pause:3.10' } }),
+        20_000,
+        'the restarted containerd answering',
+      );
+      assert.ok(status.image, 'the imported pause image is still there');
+      assert.equal(restarts.length, 1);
+      assert.match(restarts[0].why, /signal SIGKILL/);
+      // stop() ends the supervision: the process stays down.
+      const last = ctd.pid;
+      await ctd.cleanup();
+      ctd = undefined;
+      await new Promise((r) => setTimeout(r, 300));
+      assert.throws(() => process.kill(last, 0), 'containerd was stopped');
+      assert.equal(restarts.length, 1, 'no restart after stop()');
     });
   });
 });

@@ -5,7 +5,7 @@
 // safe order: pods removed through the CRI first (stopping containerd leaves
 // the shims running), then containerd by PID, then the bridge and any mount
 // left under the data dir. The launcher and the runtime tests use it.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
   closeSync,
@@ -20,6 +20,8 @@ import {
 import { join } from 'node:path';
 import { parse as parseYAML } from 'yaml';
 import { CriClient } from '../cri/client';
+import { procOf, type Proc } from './process';
+import { SupervisedProc, type SupervisorOptions } from './supervisor';
 
 export const SANDBOX_IMAGE = 'registry.k8s.io/pause:3.10';
 export const CNI_BIN_DIR = '/usr/lib/cni';
@@ -53,23 +55,21 @@ export interface ContainerdOptions {
   registriesFile?: string;
   /** Keep running when this process exits (tkube up --detach). */
   detached?: boolean;
+  /** Start containerd again when it exits on its own (the launcher's supervision). */
+  supervise?: SupervisorOptions;
 }
 
 export interface RunningContainerd {
   /** unix:///.../containerd.sock — the node agent's --container-runtime-endpoint. */
   endpoint: string;
-  pid: number;
+  /** The current run's PID (it changes when a supervised containerd is restarted). */
+  readonly pid: number;
   dataDir: string;
   bridge: string;
   logFile: string;
   /** Removes every pod through the CRI, stops containerd by PID, deletes the bridge and leftover mounts. */
   stop(o?: { keepPods?: boolean }): Promise<void>;
 }
-
-const running = new Set<ChildProcess>();
-process.on('exit', () => {
-  for (const c of running) if (c.exitCode === null) c.kill('SIGKILL');
-});
 
 /** The bridge of a data dir: short (interface names stop at 15) and distinct per node. */
 export function bridgeName(dataDir: string): string {
@@ -188,25 +188,25 @@ export async function startContainerd(o: ContainerdOptions): Promise<RunningCont
   const configFile = join(d, 'config.toml');
   writeFileSync(configFile, config(o, d));
   const logFile = join(d, 'containerd.log');
-  // The log file itself as stdout/stderr: a detached containerd outlives this process and its pipes.
-  const out = openSync(logFile, 'a');
-  const child = spawn('/usr/bin/containerd', ['--config', configFile], {
-    stdio: ['ignore', out, out],
-    env: { ...process.env, PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin' },
-    detached: o.detached,
-  });
-  closeSync(out);
-  if (o.detached) child.unref();
-  else running.add(child);
-  const exited = new Promise<void>((r) => child.on('exit', () => r()));
-  void exited.then(() => running.delete(child));
+  const launch = (): Proc => {
+    // The log file itself as stdout/stderr: a detached containerd outlives this process and its pipes.
+    const out = openSync(logFile, 'a');
+    const child = spawn('/usr/bin/containerd', ['--config', configFile], {
+      stdio: ['ignore', out, out],
+      env: { ...process.env, PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin' },
+      detached: o.detached,
+    });
+    closeSync(out);
+    return procOf('containerd', child, logFile, o.detached);
+  };
+  const proc: Proc = o.supervise ? new SupervisedProc(launch, o.supervise) : launch();
   const socket = join(d, 'containerd.sock');
   const endpoint = `unix://${socket}`;
   const client = new CriClient({ runtimeEndpoint: endpoint, requestTimeoutMs: 2000 });
   try {
     const deadline = Date.now() + 30_000;
     for (;;) {
-      if (child.exitCode !== null) throw new Error(`containerd exited at start; see ${logFile}`);
+      if (proc.child.exitCode !== null) throw new Error(`containerd exited at start; see ${logFile}`);
       try {
         await client.call('Version', {});
         break;
@@ -227,13 +227,15 @@ export async function startContainerd(o: ContainerdOptions): Promise<RunningCont
         );
   } catch (err) {
     client.close();
-    child.kill('SIGKILL');
+    await proc.stop('SIGKILL');
     throw err;
   }
   let stopped = false;
   return {
     endpoint,
-    pid: child.pid!,
+    get pid() {
+      return proc.pid;
+    },
     dataDir: d,
     bridge,
     logFile,
@@ -241,15 +243,10 @@ export async function startContainerd(o: ContainerdOptions): Promise<RunningCont
       if (stopped) return;
       stopped = true;
       try {
-        if (!so.keepPods && child.exitCode === null) await removeAllPods(client);
+        if (!so.keepPods && proc.child.exitCode === null) await removeAllPods(client);
       } finally {
         client.close();
-        if (child.exitCode === null) {
-          child.kill('SIGTERM');
-          const t = setTimeout(() => child.kill('SIGKILL'), 10_000);
-          await exited;
-          clearTimeout(t);
-        }
+        await proc.stop('SIGTERM', 10_000);
         if (!so.keepPods) cleanUpHost(d);
       }
     },

@@ -21,7 +21,7 @@ import { Client } from '../client/client';
 import { loadKubeconfig } from '../client/kubeconfig';
 import { frontProxyFlags } from './front-proxy';
 import { ensureMetricsServerRBAC, METRICS_SERVER_USER } from './metrics-server-rbac';
-import { SupervisedProc, type Restart } from './supervisor';
+import { SupervisedProc, type Restart, type SupervisorOptions } from './supervisor';
 
 export type Step = 'apiserver' | 'credentials' | 'controller-manager' | 'images' | 'nodes' | 'ready';
 
@@ -114,16 +114,20 @@ export class LocalCluster {
   private start(executable: string, args: string[], logName: string): Proc {
     const launch = () =>
       startExecutable(executable, args, this.logDir, { logName, detached: this.o.detached });
-    const p =
-      (this.o.supervise ?? !this.o.detached)
-        ? new SupervisedProc(launch, {
-            onRestart: (r) => this.o.onRestart?.(r),
-            // The recorded PIDs follow restarts, for `tkube down`.
-            onRestarted: () => this.isUp && this.saveState(),
-          })
-        : launch();
+    const supervision = this.supervision();
+    const p = supervision ? new SupervisedProc(launch, supervision) : launch();
     this.procs.push(p);
     return p;
+  }
+
+  /** How the cluster's processes are supervised, or undefined when they are not. */
+  private supervision(): SupervisorOptions | undefined {
+    if (!(this.o.supervise ?? !this.o.detached)) return undefined;
+    return {
+      onRestart: (r) => this.o.onRestart?.(r),
+      // The recorded PIDs follow restarts, for `tkube down`.
+      onRestarted: () => this.isUp && this.saveState(),
+    };
   }
 
   async up(): Promise<void> {
@@ -275,6 +279,7 @@ export class LocalCluster {
         imagesDir,
         registriesFile: this.o.registriesFile,
         detached: this.o.detached,
+        supervise: this.supervision(),
       });
       this.containerds.push(ctd);
       args.push([

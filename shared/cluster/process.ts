@@ -52,7 +52,15 @@ export function startExecutable(
   });
   child.stdout!.pipe(out);
   child.stderr!.pipe(out);
-  if (o.detached) child.unref();
+  return procOf(name, child, logFile, o.detached);
+}
+
+/**
+ * A started child as a Proc: killed when this process exits unless detached
+ * (then it is unref'd and outlives us), stopped by PID with SIGKILL after a timeout.
+ */
+export function procOf(name: string, child: ChildProcess, logFile: string, detached?: boolean): Proc {
+  if (detached) child.unref();
   else children.add(child);
   const exited = new Promise<number | null>((r) =>
     child.on('exit', (code) => {
