@@ -145,4 +145,50 @@ describe('SPDY/3.1 framing', () => {
       p.close();
     }
   });
+
+  it('a reader that lags holds the sender back instead of buffering everything it sent', async () => {
+    const p = await pair();
+    try {
+      const got = new Promise<SpdyStream>((r) => p.server.once('stream', r));
+      const s = await p.client.createStream({ streamtype: 'stdout' });
+      const remote = await got;
+      remote.pause(); // nobody reads yet
+      const total = 32 * 1024 * 1024;
+      const chunk = Buffer.alloc(64 * 1024, 'z');
+      let written = 0;
+      let blocked = false;
+      // Write until the stream pushes back (or everything went out: the test fails below).
+      while (written < total) {
+        written += chunk.length;
+        if (!s.write(chunk)) {
+          await Promise.race([
+            new Promise((r) => s.once('drain', r)),
+            new Promise((r) => setTimeout(r, 500)).then(() => (blocked = true)),
+          ]);
+          if (blocked) break;
+        }
+      }
+      assert.ok(blocked, 'the sender was held back');
+      assert.ok(written < total, `only part of the ${total} bytes left: ${written}`);
+      // What the lagging reader holds stays near its high-water mark, not everything sent.
+      assert.ok(remote.readableLength < 4 * 1024 * 1024, `reader buffers ${remote.readableLength} bytes`);
+      // Reading again lets the rest through, in order and complete.
+      let received = 0;
+      const done = new Promise<void>((r) => remote.on('end', r));
+      remote.on('data', (d: Buffer) => {
+        for (const b of [d[0], d[d.length - 1]]) assert.equal(b, 0x7a);
+        received += d.length;
+      });
+      remote.resume();
+      while (written < total) {
+        written += chunk.length;
+        if (!s.write(chunk)) await new Promise((r) => s.once('drain', r));
+      }
+      s.end();
+      await done;
+      assert.equal(received, total);
+    } finally {
+      p.close();
+    }
+  });
 });

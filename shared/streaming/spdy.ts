@@ -5,7 +5,8 @@
 // PING is echoed. Header blocks are zlib-compressed with the SPDY dictionary,
 // one compression context per direction for the whole session. Kubernetes'
 // peers do not use flow control, so WINDOW_UPDATE and SETTINGS are read and
-// ignored.
+// ignored; backpressure is the socket's own: while a stream's reader lags,
+// the session stops reading the socket (as spdystream's blocking reads do).
 import { EventEmitter } from 'node:events';
 import { Duplex } from 'node:stream';
 import zlib from 'node:zlib';
@@ -25,6 +26,8 @@ export const FrameType = {
   WINDOW_UPDATE: 9,
 } as const;
 const FLAG_FIN = 0x01;
+/** Bytes a stream buffers for its reader before the session stops reading the socket. */
+const READ_HIGH_WATER = 256 * 1024;
 /** RST_STREAM status codes used here. */
 export const RST_PROTOCOL_ERROR = 1;
 export const RST_CANCEL = 5;
@@ -185,14 +188,16 @@ export class SpdyStream extends Duplex {
     readonly id: number,
     readonly headers: SpdyHeaders,
   ) {
-    super({ allowHalfOpen: true });
+    super({ allowHalfOpen: true, readableHighWaterMark: READ_HIGH_WATER });
   }
 
   header(name: string): string | undefined {
     return this.headers[name.toLowerCase()]?.[0];
   }
 
-  override _read(): void {}
+  override _read(): void {
+    this.conn.releaseReading(this.id);
+  }
 
   override _write(chunk: Buffer, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
     if (this.localClosed) return cb();
@@ -227,7 +232,7 @@ export class SpdyStream extends Duplex {
   /** @internal */
   onData(data: Buffer, fin: boolean): void {
     if (this.remoteClosed) return;
-    if (data.length) this.push(data);
+    if (data.length && !this.push(data)) this.conn.holdReading(this.id);
     if (fin) this.onRemoteClose();
   }
 
@@ -274,6 +279,8 @@ export class SpdyStream extends Duplex {
  */
 export class SpdyConnection extends EventEmitter {
   private readonly streams = new Map<number, SpdyStream>();
+  /** Streams whose reader lags behind (see holdReading). */
+  private readonly lagging = new Set<number>();
   private readonly pendingReplies = new Map<
     number,
     { resolve: (s: SpdyStream) => void; reject: (e: Error) => void }
@@ -365,6 +372,19 @@ export class SpdyConnection extends EventEmitter {
   /** @internal */
   forget(id: number): void {
     this.streams.delete(id);
+    this.releaseReading(id);
+  }
+
+  /** @internal stream id's reader is behind: the socket is not read until every such reader caught up. */
+  holdReading(id: number): void {
+    if (this.lagging.has(id)) return;
+    this.lagging.add(id);
+    if (this.lagging.size === 1) this.socket.pause();
+  }
+
+  /** @internal */
+  releaseReading(id: number): void {
+    if (this.lagging.delete(id) && this.lagging.size === 0 && !this.closed) this.socket.resume();
   }
 
   /** Frames leave in the order they were asked for; resolves once written to the socket. */

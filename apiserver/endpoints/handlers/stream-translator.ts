@@ -7,7 +7,7 @@
 // the data in base64 text. The session's end is a Status on the error channel
 // (v4/v5; the older protocols carry only a failure's message), then a close.
 import type { IncomingMessage } from 'node:http';
-import type { Duplex } from 'node:stream';
+import type { Duplex, Writable } from 'node:stream';
 import { WebSocketServer, type WebSocket, type RawData } from 'ws';
 import { internalError, StatusError } from '../../../shared/api/status';
 import { SpdyConnection, type SpdyStream } from '../../../shared/streaming/spdy';
@@ -52,6 +52,32 @@ function accept(s: Scope, up: Upgrade, protocol: string): Promise<WebSocket> {
   return new Promise((resolve) =>
     server.handleUpgrade(s.req as IncomingMessage, up.socket, up.head, (ws) => resolve(ws)),
   );
+}
+
+/** Bytes queued on a WebSocket before the source feeding it is paused. */
+const WS_HIGH_WATER = 1024 * 1024;
+
+/**
+ * Sends a readable's data as messages, pausing the readable while the
+ * WebSocket holds more than WS_HIGH_WATER unsent bytes (a slow client then
+ * slows the node agent down instead of filling the apiserver's memory).
+ */
+function relay(from: Duplex, ws: WebSocket, send: (d: Buffer) => Promise<void>): void {
+  from.on('data', (d: Buffer) => {
+    const sent = send(d);
+    if (ws.bufferedAmount > WS_HIGH_WATER && !from.isPaused()) {
+      from.pause();
+      void sent.then(() => from.resume());
+    }
+  });
+}
+
+/** Writes to a stream; while it cannot take more, the WebSocket is not read (TCP pushes back on the client). */
+function writeFromClient(ws: WebSocket, to: Writable, data: Buffer): void {
+  if (!to.write(data) && !ws.isPaused) {
+    ws.pause();
+    to.once('drain', () => ws.resume());
+  }
 }
 
 /** Channel framing of one WebSocket protocol. */
@@ -128,8 +154,9 @@ export async function translateRemoteCommand(
   let clientGone = false;
   let ready = false;
   const route = (m: { ch: number; data: Buffer }) => {
-    if (m.ch === CH_STDIN) stdin?.write(m.data);
-    else if (m.ch === CH_RESIZE) resize?.write(m.data);
+    if (m.ch === CH_STDIN) {
+      if (stdin) writeFromClient(ws, stdin, m.data);
+    } else if (m.ch === CH_RESIZE) resize?.write(m.data);
     else if (m.ch === CH_CLOSE && m.data[0] === CH_STDIN) stdin?.end();
   };
   ws.on('message', (raw, isBinary) => {
@@ -187,7 +214,7 @@ export async function translateRemoteCommand(
     const errorText = collect(error);
     const copied = [stdout, stderr].map((st, i) => {
       if (!st) return Promise.resolve();
-      st.on('data', (d: Buffer) => void chan.send(i === 0 ? CH_STDOUT : CH_STDERR, d));
+      relay(st, ws, (d) => chan.send(i === 0 ? CH_STDOUT : CH_STDERR, d));
       return ended(st);
     });
     await Promise.race([Promise.all(copied), closed]);
@@ -243,11 +270,11 @@ export async function tunnelPortForward(s: Scope, loc: UpgradeTarget, up: Upgrad
   const ws = await accept(s, up, PORT_FORWARD_TUNNEL_PROTOCOL);
   if (dialed.r.rest.length) ws.send(dialed.r.rest);
   ws.on('message', (raw) =>
-    backend.write(Array.isArray(raw) ? Buffer.concat(raw) : Buffer.from(raw as ArrayBuffer)),
+    writeFromClient(ws, backend, Array.isArray(raw) ? Buffer.concat(raw) : Buffer.from(raw as ArrayBuffer)),
   );
-  backend.on('data', (d: Buffer) => {
-    if (ws.readyState === ws.OPEN) ws.send(d);
-  });
+  relay(backend, ws, (d) =>
+    ws.readyState === ws.OPEN ? new Promise<void>((r) => ws.send(d, () => r())) : Promise.resolve(),
+  );
   await new Promise<void>((resolve) => {
     ws.once('close', () => {
       backend.end();
@@ -291,7 +318,10 @@ export async function translatePortForward(
     const m = chan.decode(raw, isBinary);
     if (!m || m.ch % 2 !== 0) return;
     if (!ready) early.push(m);
-    else data[m.ch / 2]?.write(m.data);
+    else {
+      const d = data[m.ch / 2];
+      if (d) writeFromClient(ws, d, m.data);
+    }
   });
   const fail = (text: string) => {
     for (let i = 0; i < ports.length; i++) void chan.send(2 * i + 1, Buffer.from(text));
@@ -318,7 +348,7 @@ export async function translatePortForward(
       err.end();
       err.on('data', (d: Buffer) => void chan.send(2 * i + 1, d));
       const d = await conn.createStream({ streamtype: 'data', ...h });
-      d.on('data', (b: Buffer) => void chan.send(2 * i, b));
+      relay(d, ws, (b) => chan.send(2 * i, b));
       data[i] = d;
       done.push(ended(d));
     }
