@@ -140,6 +140,26 @@ describe('controllers/scheduler', function () {
     await waitFor('big2 bound after big1 is gone', async () => (await boundNode('big2')) === 'small', 5000);
   });
 
+  it('over more than 100 nodes, searches past the sampled share until a node fits', async () => {
+    // 150 nodes: 100 feasible ones are enough, but only one node fits this pod.
+    await Promise.all(
+      Array.from({ length: 150 }, (_, i) =>
+        env.createNode(`n${String(i).padStart(3, '0')}`, i === 149 ? { labels: { disk: 'ssd' } } : {}),
+      ),
+    );
+    await pods().create(pod('first', {}));
+    await waitFor('first bound', async () => !!(await boundNode('first')));
+    await pods().create(pod('picky', { nodeSelector: { disk: 'ssd' } }));
+    await waitFor('picky bound to the one node that fits', async () => (await boundNode('picky')) === 'n149');
+    // Nodes that fail stay counted in the fit error over all of them.
+    await pods().create(pod('nowhere', { nodeSelector: { disk: 'nvme' } }));
+    const msg = await waitFor('nowhere unschedulable', () => unschedulable('nowhere'));
+    assert.match(
+      msg,
+      /^0\/150 nodes are available: 150 node\(s\) didn't match Pod's node affinity\/selector\./,
+    );
+  });
+
   it('formats fit errors like kube-scheduler', () => {
     assert.equal(
       fitErrorMessage(3, [

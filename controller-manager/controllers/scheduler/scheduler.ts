@@ -5,6 +5,10 @@
 // (least allocated, balanced allocation, spreading a controller's pods, preferred
 // affinity, PreferNoSchedule taints); "0/3 nodes are available: ..." when
 // nothing fits, with the PodScheduled=False condition and a retry with backoff.
+// Like kube-scheduler on large clusters, it stops filtering once it found
+// enough feasible nodes (percentageOfNodesToScore, adaptive), starting each
+// search where the previous one stopped, and reads each node's load from its
+// cache (cache.ts).
 import type { ControllerContext, ControllerDescriptor, EventRecorderLike } from '../../controller';
 import { isConflict, isNotFound, type ResourceClient } from '../../../shared/client';
 import {
@@ -15,7 +19,7 @@ import {
 } from '../../../shared/informers';
 import { errMessage, intOption, keyOf, rfc3339, unwrap, type Obj } from '../util/base';
 import { getControllerOf } from '../util/controller-ref';
-import { NODE_NAME_INDEX, podInformer } from '../util/informers';
+import { podInformer } from '../util/informers';
 import { isPodTerminal } from '../util/pod';
 import {
   findUntoleratedTaint,
@@ -25,6 +29,7 @@ import {
   toMilli,
   type Resources,
 } from '../util/scheduling';
+import { hostPortsOf, nonZeroRequests, SchedulerCache, type NodeUsage } from './cache';
 import {
   TAINT_NOT_READY,
   TAINT_UNREACHABLE,
@@ -41,9 +46,9 @@ const INITIAL_BACKOFF_MS = 1000;
 const MAX_BACKOFF_MS = 10_000;
 /** An assumed binding the informer never confirmed is dropped after this. */
 const ASSUME_TTL_MS = 30_000;
-/** Requests assumed for scoring when a container states none (DefaultMilliCPURequest, DefaultMemoryRequest). */
-const DEFAULT_MILLI_CPU = 100;
-const DEFAULT_MEMORY = 200 * 1024 * 1024;
+/** kube-scheduler's minFeasibleNodesToFind and minFeasibleNodesPercentageToFind. */
+const MIN_FEASIBLE_NODES = 100;
+const MIN_FEASIBLE_PERCENTAGE = 5;
 
 const NOT_HELPFUL = 'Preemption is not helpful for scheduling';
 const NO_VICTIMS = 'No preemption victims found for incoming pod';
@@ -52,15 +57,6 @@ interface Assumed {
   node: string;
   pod: Obj;
   at: number;
-}
-
-interface NodeUsage {
-  requested: Resources;
-  /** Requests with the non-zero defaults (scoring). */
-  nonZeroCpu: number;
-  nonZeroMem: number;
-  pods: Obj[];
-  hostPorts: Set<string>;
 }
 
 /** One filter failure on one node: reasons and whether preemption could help. */
@@ -84,29 +80,21 @@ export function needsScheduling(pod: Obj): boolean {
   );
 }
 
-function nonZeroRequests(pod: Obj): { cpu: number; mem: number } {
-  let cpu = 0;
-  let mem = 0;
-  for (const c of pod.spec?.containers ?? []) {
-    const r = toMilli(c.resources?.requests);
-    cpu += r.get('cpu') ?? DEFAULT_MILLI_CPU;
-    mem += (r.get('memory') ?? DEFAULT_MEMORY * 1000) / 1000;
-  }
-  return { cpu, mem };
+/**
+ * How many feasible nodes are enough (kube's numFeasibleNodesToFind with
+ * percentageOfNodesToScore unset): every node up to 100, then 50% less one
+ * point per 125 nodes, at least 5% and at least 100 nodes.
+ */
+export function numFeasibleNodesToFind(numNodes: number): number {
+  if (numNodes < MIN_FEASIBLE_NODES) return numNodes;
+  const percentage = Math.max(MIN_FEASIBLE_PERCENTAGE, 50 - Math.trunc(numNodes / 125));
+  return Math.max(MIN_FEASIBLE_NODES, Math.trunc((numNodes * percentage) / 100));
 }
 
-function hostPortsOf(pod: Obj): string[] {
-  const out: string[] = [];
-  for (const c of pod.spec?.containers ?? [])
-    for (const p of c.ports ?? [])
-      if (p.hostPort) out.push(`${p.protocol ?? 'TCP'}/${p.hostIP || '0.0.0.0'}/${p.hostPort}`);
-  return out;
-}
-
-function portsConflict(want: string[], used: Set<string>): boolean {
+function portsConflict(want: string[], used: Map<string, number>): boolean {
   for (const w of want) {
     const [proto, ip, port] = w.split('/');
-    for (const u of used) {
+    for (const u of used.keys()) {
       const [p2, ip2, port2] = u.split('/');
       if (proto !== p2 || port !== port2) continue;
       if (ip === ip2 || ip === '0.0.0.0' || ip2 === '0.0.0.0') return true;
@@ -117,6 +105,22 @@ function portsConflict(want: string[], used: Set<string>): boolean {
 
 /** The taints the scheduler sees: the node's, plus not-ready/unreachable when its Ready condition says so. */
 export function effectiveTaints(node: Obj): Taint[] {
+  let taints = taintsOf.get(node);
+  if (!taints) taintsOf.set(node, (taints = computeTaints(node)));
+  return taints;
+}
+
+/** Per node object (informer objects are replaced on change, never mutated). */
+const taintsOf = new WeakMap<Obj, Taint[]>();
+const allocatableOf = new WeakMap<Obj, Resources>();
+
+function allocatable(node: Obj): Resources {
+  let a = allocatableOf.get(node);
+  if (!a) allocatableOf.set(node, (a = toMilli(node.status?.allocatable)));
+  return a;
+}
+
+function computeTaints(node: Obj): Taint[] {
   const taints: Taint[] = [...(node.spec?.taints ?? [])];
   const ready = (node.status?.conditions ?? []).find((c: any) => c.type === 'Ready');
   if (ready?.status !== 'True') {
@@ -137,6 +141,9 @@ export class Scheduler {
   private readonly recorder: EventRecorderLike;
   private readonly log: Logger;
   private readonly assumed = new Map<string, Assumed>();
+  private readonly cache = new SchedulerCache();
+  /** Where the next search for feasible nodes starts (kube's nextStartNodeIndex). */
+  private nextStartNodeIndex = 0;
   private readonly unschedulable = new Set<string>();
   private running?: Promise<void>;
   /** kube-scheduler's scheduler_schedule_attempts_total: its rate of "scheduled" is the throughput (pods/s). */
@@ -164,6 +171,7 @@ export class Scheduler {
       onDelete: (obj) => {
         const pod = unwrap(obj);
         const key = keyOf(pod);
+        this.cache.podGone(key);
         this.assumed.delete(key);
         this.unschedulable.delete(key);
         if (pod.spec?.nodeName) this.moveUnschedulable();
@@ -180,6 +188,7 @@ export class Scheduler {
 
   private podChanged(old: Obj | undefined, pod: Obj): void {
     const key = keyOf(pod);
+    this.cache.podSeen(key, pod);
     if (pod.spec?.nodeName) {
       this.assumed.delete(key);
       this.unschedulable.delete(key);
@@ -224,34 +233,6 @@ export class Scheduler {
     return this.running;
   }
 
-  /** Requested resources per node: bound pods from the cache plus bindings in flight. */
-  private usageOf(nodeName: string): NodeUsage {
-    const usage: NodeUsage = {
-      requested: new Map(),
-      nonZeroCpu: 0,
-      nonZeroMem: 0,
-      pods: [],
-      hostPorts: new Set(),
-    };
-    const add = (p: Obj) => {
-      if (isPodTerminal(p)) return;
-      usage.pods.push(p);
-      for (const [k, v] of podRequests(p)) usage.requested.set(k, (usage.requested.get(k) ?? 0) + v);
-      const nz = nonZeroRequests(p);
-      usage.nonZeroCpu += nz.cpu;
-      usage.nonZeroMem += nz.mem;
-      for (const hp of hostPortsOf(p)) usage.hostPorts.add(hp);
-    };
-    for (const p of this.pods.indexer.byIndex(NODE_NAME_INDEX, nodeName)) add(p);
-    for (const [key, a] of this.assumed) {
-      if (a.node !== nodeName) continue;
-      const cached = this.pods.indexer.getByKey(key);
-      if (cached?.spec?.nodeName) continue;
-      add(a.pod);
-    }
-    return usage;
-  }
-
   /** The filter plugins in kube's order; undefined when the pod fits. */
   private filter(pod: Obj, node: Obj, usage: NodeUsage): Failure | undefined {
     const tolerations = pod.spec?.tolerations ?? [];
@@ -278,10 +259,10 @@ export class Scheduler {
     if (portsConflict(hostPortsOf(pod), usage.hostPorts))
       return { reasons: ["node(s) didn't have free ports for the requested pod ports"], resolvable: true };
     // NodeResourcesFit
-    const alloc = toMilli(node.status?.allocatable);
+    const alloc = allocatable(node);
     const reasons: string[] = [];
     const maxPods = (alloc.get('pods') ?? 110_000) / 1000;
-    if (usage.pods.length + 1 > maxPods) reasons.push('Too many pods');
+    if (usage.pods + 1 > maxPods) reasons.push('Too many pods');
     const req = podRequests(pod);
     for (const [name, amount] of req) {
       if (amount === 0 || name === 'pods') continue;
@@ -294,7 +275,7 @@ export class Scheduler {
   }
 
   /** Scores 0-100 per plugin, weighted like the default profile. */
-  private score(pod: Obj, nodes: Obj[], usages: Map<string, NodeUsage>): Map<string, number> {
+  private score(pod: Obj, nodes: Obj[]): Map<string, number> {
     const scores = new Map<string, number>();
     const nz = nonZeroRequests(pod);
     const owner = getControllerOf(pod)?.uid;
@@ -308,8 +289,8 @@ export class Scheduler {
       pod.spec?.affinity?.nodeAffinity?.preferredDuringSchedulingIgnoredDuringExecution ?? [];
     for (const node of nodes) {
       const name = node.metadata.name!;
-      const u = usages.get(name)!;
-      const same = owner ? u.pods.filter((p) => getControllerOf(p)?.uid === owner).length : 0;
+      const u = this.cache.usage(name);
+      const same = owner ? (u.owners.get(owner) ?? 0) : 0;
       sameOwner.set(name, same);
       maxSame = Math.max(maxSame, same);
       const pn = (node.spec?.taints ?? []).filter(
@@ -325,8 +306,8 @@ export class Scheduler {
     }
     for (const node of nodes) {
       const name = node.metadata.name!;
-      const u = usages.get(name)!;
-      const alloc = toMilli(node.status?.allocatable);
+      const u = this.cache.usage(name);
+      const alloc = allocatable(node);
       const cpuAlloc = alloc.get('cpu') ?? 0;
       const memAlloc = (alloc.get('memory') ?? 0) / 1000;
       const frac = (used: number, cap: number) => (cap > 0 ? Math.min(1, used / cap) : 1);
@@ -354,27 +335,30 @@ export class Scheduler {
     if (a) {
       if (this.ctx.now() - a.at < ASSUME_TTL_MS) return;
       this.assumed.delete(key);
+      this.cache.forget(key);
     }
     const nodes = this.nodes.lister().list();
     if (!nodes.length) {
       await this.unschedulableResult(pod, 'no nodes available to schedule pods');
       return;
     }
-    const usages = new Map<string, NodeUsage>();
     const feasible: Obj[] = [];
-    const failures = new Map<string, Failure>();
-    for (const node of nodes) {
-      const usage = this.usageOf(node.metadata.name!);
-      usages.set(node.metadata.name!, usage);
-      const f = this.filter(pod, node, usage);
-      if (f) failures.set(node.metadata.name!, f);
+    const failures: Failure[] = [];
+    const enough = numFeasibleNodesToFind(nodes.length);
+    const start = this.nextStartNodeIndex % nodes.length;
+    let seen = 0;
+    for (; seen < nodes.length && feasible.length < enough; seen++) {
+      const node = nodes[(start + seen) % nodes.length];
+      const f = this.filter(pod, node, this.cache.usage(node.metadata.name!));
+      if (f) failures.push(f);
       else feasible.push(node);
     }
+    this.nextStartNodeIndex = (start + seen) % nodes.length;
     if (!feasible.length) {
-      await this.unschedulableResult(pod, fitErrorMessage(nodes.length, [...failures.values()]));
+      await this.unschedulableResult(pod, fitErrorMessage(nodes.length, failures));
       return;
     }
-    const scores = this.score(pod, feasible, usages);
+    const scores = this.score(pod, feasible);
     let best: string[] = [];
     let bestScore = -Infinity;
     for (const [name, s] of scores) {
@@ -385,6 +369,7 @@ export class Scheduler {
     }
     const chosen = best[Math.floor(Math.random() * best.length)];
     this.assumed.set(key, { node: chosen, pod, at: this.ctx.now() });
+    this.cache.assume(key, pod, chosen);
     this.unschedulable.delete(key);
     // Bind without holding the queue: the next pod already sees this one assumed.
     void this.bind(pod, chosen);
@@ -405,6 +390,7 @@ export class Scheduler {
       );
     } catch (err) {
       this.assumed.delete(key);
+      this.cache.forget(key);
       if (isNotFound(err)) return;
       if (isConflict(err)) {
         // Already bound (by someone else) or being deleted: the informer will tell.
