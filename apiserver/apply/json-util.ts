@@ -8,27 +8,6 @@ export interface JSONObject {
 export const isObject = (v: unknown): v is JSONObject =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** Deep equality of JSON values; key order does not matter. */
-export function jsonEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false;
-    return true;
-  }
-  if (Array.isArray(b)) return false;
-  const ao = a as Record<string, unknown>;
-  const bo = b as Record<string, unknown>;
-  let n = 0;
-  for (const k in ao) {
-    if (!Object.prototype.hasOwnProperty.call(bo, k) || !jsonEqual(ao[k], bo[k])) return false;
-    n++;
-  }
-  for (const _ in bo) n--;
-  return n === 0;
-}
-
 /** A deep copy of a JSON value (objects and arrays are fresh, scalars shared). */
 export function jsonClone<T>(v: T): T {
   if (typeof v !== 'object' || v === null) return v;

@@ -39,22 +39,5 @@ export function parseResourceVersion(rv: string | undefined): number | undefined
   return Number(rv);
 }
 
-/** Deep structural equality of two JSON values (key order insensitive). */
-export function jsonEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== typeof b || a === null || b === null || typeof a !== 'object') return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false;
-    return true;
-  }
-  if (Array.isArray(b)) return false;
-  const ka = Object.keys(a as object).filter((k) => (a as any)[k] !== undefined);
-  const kb = Object.keys(b as object).filter((k) => (b as any)[k] !== undefined);
-  if (ka.length !== kb.length) return false;
-  for (const k of ka) if (!jsonEqual((a as any)[k], (b as any)[k])) return false;
-  return true;
-}
-
 /** A deep copy of a JSON value. */
 export const clone = <T>(v: T): T => (v === undefined ? v : structuredClone(v));

@@ -9,7 +9,8 @@ import type { KeyValue, PutOptions } from '../storage/interface';
 import { isStorageError } from '../storage/errors';
 import { conflict, internalError, notFound, StatusError, type GroupResource } from '../../shared/api/status';
 import { retryAfterConflict, type RequestContext } from './context';
-import { clone, jsonEqual, rfc3339 } from './meta';
+import { clone, rfc3339 } from './meta';
+import { jsonEqual } from '../../shared/api/json-equal';
 import type { ListResult } from './reads';
 import type { StoreOptions, WriteHooks } from './store';
 

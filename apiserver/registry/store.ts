@@ -18,7 +18,8 @@ import {
 } from '../../shared/api/status';
 import { required, type FieldError } from '../../shared/api/field-errors';
 import { retryAfterConflict, type RequestContext } from './context';
-import { clone, generateName, jsonEqual, metaOf, newUID, rfc3339 } from './meta';
+import { clone, generateName, metaOf, newUID, rfc3339 } from './meta';
+import { jsonEqual } from '../../shared/api/json-equal';
 import type { StorageCodec } from './storage-codec';
 import type { Strategy, SubresourceStrategy } from './strategy';
 import { keyPrefix, objectKey, type SchemaHooks, type StoreResource } from './resource';

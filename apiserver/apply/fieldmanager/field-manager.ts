@@ -7,7 +7,8 @@
 import { badRequest, invalid, StatusError } from '../../../shared/api/status';
 import { required } from '../../../shared/api/field-errors';
 import { parseAPIVersion } from '../../../shared/api/schema';
-import { isObject, jsonClone, jsonEqual, type JSONObject } from '../json-util';
+import { isObject, jsonClone, type JSONObject } from '../json-util';
+import { jsonEqual } from '../../../shared/api/json-equal';
 import { applyConflictError } from './conflict';
 import { FieldSet } from './fieldset';
 import {

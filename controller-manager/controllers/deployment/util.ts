@@ -1,7 +1,8 @@
 // pkg/controller/deployment/util: revisions and their annotations, the new and
 // old ReplicaSets of a Deployment, surge/unavailability fenceposts, replica
 // counts and the conditions `kubectl rollout status` reads.
-import { jsonEqual, parseTime, withoutNullMembers, type Obj } from '../util/base';
+import { parseTime, withoutNullMembers, type Obj } from '../util/base';
+import { jsonEqual } from '../../../shared/api/json-equal';
 import { scaledValue } from '../util/intstr';
 import type { Condition } from '../util/conditions';
 

@@ -6,7 +6,8 @@
 import type { ControllerContext, ControllerDescriptor } from '../../controller';
 import { isNotFound, isAlreadyExists, isConflict, type ResourceClient } from '../../../shared/client';
 import type { SharedIndexInformer } from '../../../shared/informers';
-import { clone, intOption, jsonEqual, keyOf, rfc3339, splitKey, unwrap, type Obj } from '../util/base';
+import { clone, intOption, keyOf, rfc3339, splitKey, unwrap, type Obj } from '../util/base';
+import { jsonEqual } from '../../../shared/api/json-equal';
 import {
   HEADLESS_LABEL,
   TRIGGER_TIME_ANNOTATION,

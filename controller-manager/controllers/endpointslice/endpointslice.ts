@@ -9,7 +9,8 @@ import type { ControllerContext, ControllerDescriptor } from '../../controller';
 import { isNotFound, type ResourceClient } from '../../../shared/client';
 import type { SharedIndexInformer } from '../../../shared/informers';
 import { featureGates } from '../../../shared/options/feature-gates';
-import { clone, intOption, jsonEqual, splitKey, unwrap, type Obj } from '../util/base';
+import { clone, intOption, splitKey, unwrap, type Obj } from '../util/base';
+import { jsonEqual } from '../../../shared/api/json-equal';
 import { controllerRef } from '../util/controller-ref';
 import {
   HEADLESS_LABEL,

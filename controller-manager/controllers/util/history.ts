@@ -3,7 +3,8 @@
 // <owner>-<hash of the patch and collision count>, labelled with that hash, and
 // numbered; an equal template reuses its revision (moved to the newest number).
 import { isAlreadyExists, type OwnerReference, type ResourceClient } from '../../../shared/client';
-import { clone, jsonEqual, type Obj } from './base';
+import { clone, type Obj } from './base';
+import { jsonEqual } from '../../../shared/api/json-equal';
 import { canonicalJSON, Fnv32a, safeEncodeString } from './hash';
 
 export const REVISION_HASH_LABEL = 'controller.kubernetes.io/hash';

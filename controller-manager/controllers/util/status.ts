@@ -1,7 +1,8 @@
 // Status writes: PUT .../status with the cached object's resourceVersion, and on
 // a conflict once more on a fresh copy (like the controllers' retry loops).
 import { isConflict, isNotFound, type ResourceClient } from '../../../shared/client';
-import { clone, getLatest, jsonEqual, type Obj } from './base';
+import { clone, getLatest, type Obj } from './base';
+import { jsonEqual } from '../../../shared/api/json-equal';
 
 /**
  * Writes status (computed for obj) unless it equals obj.status. Returns the
