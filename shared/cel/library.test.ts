@@ -98,6 +98,30 @@ describe('schema types', () => {
       CelEvalError,
     );
   });
+
+  it("reports compile errors where cel-go does, in cel-go's words", () => {
+    const env = newEnvironment();
+    env.registerVariable('self', new SchemaTypes(env).declare(schema, 'Object'));
+    const error = (expr: string) => {
+      try {
+        compile(env, expr);
+      } catch (e) {
+        if (e instanceof CelCompileError) return e.message;
+        throw e;
+      }
+      assert.fail(`${expr} compiled`);
+    };
+    // A field selection at its dot, an operator at the operator, a method call at its parenthesis.
+    assert.equal(
+      error('self.nope == 1'),
+      "ERROR: <input>:1:5: undefined field 'nope'\n | self.nope == 1\n | ....^",
+    );
+    assert.equal(
+      error('self.replicas + "a"'),
+      "ERROR: <input>:1:15: found no matching overload for '_+_' applied to '(int, string)'\n | self.replicas + \"a\"\n | ..............^",
+    );
+    assert.match(error('1 + self.replicas.size()'), /^ERROR: <input>:1:23: found no matching overload/);
+  });
 });
 
 describe('string formats', () => {
