@@ -111,6 +111,43 @@ function summaryOf(err: any): string {
   return msg.split('\n')[0];
 }
 
+/** Every node of an AST (the library keeps operands in args, nested in arrays for calls). */
+function* nodesOf(n: unknown): Generator<any> {
+  if (Array.isArray(n)) {
+    for (const x of n) yield* nodesOf(x);
+  } else if (n && typeof n === 'object' && typeof (n as any).op === 'string') {
+    yield n;
+    yield* nodesOf((n as any).args);
+  }
+}
+
+/**
+ * cel-go type-checks the field a has() test names: has(self.nope) on a declared
+ * object type is "undefined field 'nope'". The library leaves has() arguments
+ * unchecked, so each one is checked on its own here (arguments naming
+ * comprehension variables cannot be, and are left alone).
+ */
+function checkHasFields(env: Environment, source: string, ast: unknown): void {
+  for (const n of nodesOf(ast)) {
+    if (n.op !== 'call' || n.args?.[0] !== 'has') continue;
+    const arg = [n.args[1]].flat()[0];
+    const r = rangeOf(arg);
+    if (arg?.op !== '.' || !r) continue;
+    const sub = source.slice(r.start, r.end);
+    let checked: { valid: boolean; error?: any };
+    try {
+      checked = env.parse(sub).check();
+    } catch {
+      continue;
+    }
+    if (checked.valid || !/^No such key: /.test(summaryOf(checked.error))) continue;
+    const at = cgoPosition(sub, checked.error);
+    throw new CelCompileError(
+      cgoError(source, cgoMessage(summaryOf(checked.error)), at === undefined ? r.start : r.start + at),
+    );
+  }
+}
+
 /** Parses and type-checks an expression; throws CelCompileError with cel-go's message. */
 export function compile(env: Environment, source: string): Program {
   let parsed: ReturnType<Environment['parse']>;
@@ -124,6 +161,7 @@ export function compile(env: Environment, source: string): Program {
     const e: any = checked.error;
     throw new CelCompileError(cgoError(source, cgoMessage(summaryOf(e)), cgoPosition(source, e)));
   }
+  checkHasFields(env, source, parsed.ast);
   return {
     source,
     ast: parsed.ast as ASTNode,

@@ -121,6 +121,14 @@ describe('schema types', () => {
       "ERROR: <input>:1:15: found no matching overload for '_+_' applied to '(int, string)'\n | self.replicas + \"a\"\n | ..............^",
     );
     assert.match(error('1 + self.replicas.size()'), /^ERROR: <input>:1:23: found no matching overload/);
+    // has() names a field of a declared type: checked like a selection; maps and loop variables are not.
+    assert.equal(
+      error('has(self.nope)'),
+      "ERROR: <input>:1:9: undefined field 'nope'\n | has(self.nope)\n | ........^",
+    );
+    assert.equal(compile(env, 'has(self.labels.x) && has(self.replicas)').outputType, 'bool');
+    assert.equal(compile(env, 'self.items.all(i, has(i.n))').outputType, 'bool');
+    assert.match(error('self.items.all(i, has(self.nope))'), /1:27: undefined field 'nope'/);
   });
 });
 
