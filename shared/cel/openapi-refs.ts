@@ -31,6 +31,12 @@ function refOf(s: Schema): string | undefined {
 
 export class SchemaNotFoundError extends Error {}
 
+const isStringOrNumber = (oneOf: unknown): boolean =>
+  Array.isArray(oneOf) &&
+  oneOf.length === 2 &&
+  oneOf.some((x) => x?.type === 'string') &&
+  oneOf.some((x) => x?.type === 'number');
+
 /** The components of a document and their expansion (each occurrence its own copy). */
 class Expander {
   private readonly expanding = new Set<string>();
@@ -59,6 +65,10 @@ class Expander {
 
   private expandBody(s: Schema): Schema {
     const out: Schema = { ...s };
+    // v3 gives Quantity-like strings as oneOf string|number; Kubernetes checks built-in kinds
+    // against its compiled definitions, where they are plain strings.
+    if (out.type === undefined && out.format !== 'int-or-string' && isStringOrNumber(out.oneOf))
+      out.type = 'string';
     if (isObj(s.properties)) {
       out.properties = {};
       for (const [k, p] of Object.entries(s.properties)) if (isObj(p)) out.properties[k] = this.expand(p);

@@ -53,10 +53,13 @@ describe('cel: ValidatingAdmissionPolicy type checking', () => {
     const s = await builtinSource().schemaFor({ group: 'apps', version: 'v1', kind: 'Deployment' });
     assert.equal(s?.properties.spec.properties.replicas.type, 'integer');
     assert.ok(s?.properties.metadata.properties.labels, 'metadata is the full ObjectMeta');
+    const container = s?.properties.spec.properties.template.properties.spec.properties.containers.items;
+    assert.equal(container.properties.image.type, 'string');
+    // Quantities are strings and IntOrString dyn, as in Kubernetes' compiled definitions.
+    assert.equal(container.properties.resources.properties.limits.additionalProperties.type, 'string');
     assert.equal(
-      s?.properties.spec.properties.template.properties.spec.properties.containers.items.properties.image
-        .type,
-      'string',
+      s?.properties.spec.properties.strategy.properties.rollingUpdate.properties.maxSurge.format,
+      'int-or-string',
     );
   });
 
@@ -83,6 +86,10 @@ describe('cel: ValidatingAdmissionPolicy type checking', () => {
               "has(object.metadata.labels) && request.userInfo.username != '' && namespaceObject.metadata.name != ''",
           },
           { expression: 'variables.images.all(i, i != "")' },
+          {
+            expression:
+              "object.spec.strategy.rollingUpdate.maxSurge == 1 || object.spec.template.spec.containers.all(c, c.resources.limits['cpu'] != '')",
+          },
         ],
         {
           variables: [

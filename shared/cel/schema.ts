@@ -88,6 +88,7 @@ export function withTypeAndObjectMeta(s: Schema): Schema {
 
 const isDyn = (s: Schema) =>
   s['x-kubernetes-int-or-string'] === true ||
+  s.format === 'int-or-string' || // built-in kinds mark IntOrString by its format
   (s['x-kubernetes-preserve-unknown-fields'] === true && !hasProps(s) && !isObj(s.additionalProperties)) ||
   (s.type === undefined && !hasProps(s) && !isObj(s.items) && !isObj(s.additionalProperties));
 
