@@ -11,7 +11,7 @@ import type { KubeObject } from '../../../shared/client';
 import { runWorkers } from '../../../shared/informers';
 import { checkPolicy } from '../../../shared/cel/policy-typecheck';
 import { cachesSynced, go, queueFor } from '../../app/controller-util';
-import { ServerSchemaSource } from './schemas';
+import { ServerSchemaSource, type DocumentCache } from './schemas';
 
 export const CONTROLLER_NAME = 'validatingadmissionpolicy-status-controller';
 /** The field manager of the status it writes (kube's ControllerName). */
@@ -31,14 +31,14 @@ export function startValidatingAdmissionPolicyStatusController(ctx: ControllerCo
   const enqueue = (p: KubeObject) => queue.add(p.metadata.name!);
   policies.addEventHandler({ onAdd: enqueue, onUpdate: (_old, p) => enqueue(p) });
   const client = ctx.client.resource(POLICIES);
-  const schemas = new ServerSchemaSource(ctx.client, ctx.signal);
+  const docs: DocumentCache = new Map();
 
   const sync = async (name: string): Promise<void> => {
     const policy = policies.lister().get(name);
     if (!policy) return; // deleted
     const generation = policy.metadata.generation ?? 0;
     if (generation <= (policy.status?.observedGeneration ?? 0)) return;
-    const warnings = await checkPolicy(policy, schemas);
+    const warnings = await checkPolicy(policy, new ServerSchemaSource(ctx.client, docs, ctx.signal));
     ctx.log.v(4)?.info('type checked ValidatingAdmissionPolicy', { policy: name, warnings: warnings.length });
     await client.applyStatus(
       {

@@ -12,12 +12,16 @@ interface OpenAPIV3Index {
   paths?: Record<string, { serverRelativeURL?: string }>;
 }
 
+/** The last document of each group-version path ("apis/apps/v1", "api/v1") and its URL. */
+export type DocumentCache = Map<string, { url: string; doc: unknown }>;
+
+/** One check's view of the server: the /openapi/v3 index is read once, documents come from the cache. */
 export class ServerSchemaSource implements PolicySchemaSource {
-  /** The last document of each group-version path ("apis/apps/v1", "api/v1") and its URL. */
-  private readonly docs = new Map<string, { url: string; doc: unknown }>();
+  private index?: Promise<OpenAPIV3Index>;
 
   constructor(
     private readonly client: Client,
+    private readonly docs: DocumentCache,
     private readonly signal?: AbortSignal,
   ) {}
 
@@ -39,11 +43,12 @@ export class ServerSchemaSource implements PolicySchemaSource {
 
   async schemaFor(gvk: GroupVersionKind): Promise<Schema | undefined> {
     const path = gvk.group ? `apis/${gvk.group}/${gvk.version}` : `api/${gvk.version}`;
-    const index = await this.client.rest.request<OpenAPIV3Index>({
+    this.index ??= this.client.rest.request<OpenAPIV3Index>({
       method: 'GET',
       path: '/openapi/v3',
       signal: this.signal,
     });
+    const index = await this.index;
     const url = index.paths?.[path]?.serverRelativeURL;
     if (!url) {
       this.docs.delete(path);
