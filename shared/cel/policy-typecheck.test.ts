@@ -121,6 +121,23 @@ describe('cel: ValidatingAdmissionPolicy type checking', () => {
     assert.match(w[1].warning, /undefined field 'nope'/);
   });
 
+  it('types a variable holding an object by that object type', async () => {
+    const w = await checkPolicy(
+      policy(
+        [{ expression: "variables.first.image != ''" }, { expression: "variables.first.imagez != ''" }],
+        {
+          variables: [{ name: 'first', expression: 'object.spec.template.spec.containers[0]' }],
+        },
+      ),
+      builtinSource(),
+    );
+    assert.deepEqual(
+      w.map((x) => x.fieldRef),
+      ['spec.validations[1].expression'],
+    );
+    assert.match(w[0].warning, /undefined field 'imagez'/);
+  });
+
   it('types params by the paramKind; without a resolvable paramKind params is undeclared', async () => {
     const withParams = policy([{ expression: "object.spec.replicas < int(params.data['max'])" }], {
       paramKind: { apiVersion: 'v1', kind: 'ConfigMap' },
