@@ -179,3 +179,37 @@ describe('controller-manager: validatingadmissionpolicy-status-controller', func
     assert.match(warnings[1].warning, /^cel\.example\.com\/v1, Kind=Widget: .*undefined field 'dta'/);
   });
 });
+
+describe('controller-manager: validatingadmissionpolicy-status-controller with RBAC', function () {
+  this.timeout(90_000);
+  let srv: TestAPIServer;
+  let kcm: TestControllerManager;
+
+  before(async () => {
+    srv = await startTestAPIServer({ authorizationMode: ['Node', 'RBAC'] });
+    kcm = await startTestControllerManager(srv.kubeconfig, [CONTROLLER_NAME], {
+      useServiceAccountCredentials: true,
+    });
+  });
+
+  after(async () => {
+    await kcm?.stop();
+    await srv?.stop();
+  });
+
+  it('works as its own service account with the bootstrap role system:controller:<name>', async () => {
+    const policies = kcm.client.resource(POLICIES);
+    await policies.create(policy('rbac', [{ expression: 'object.spec.replicaz > 1' }]));
+    let p: KubeObject | undefined;
+    await waitUntil(
+      async () => {
+        p = await policies.get('rbac');
+        return p.status?.observedGeneration === 1;
+      },
+      30_000,
+      'status written under the service account',
+    );
+    assert.match(p!.status.typeChecking.expressionWarnings[0].warning, /undefined field 'replicaz'/);
+    await kcm.client.resource('serviceaccounts').namespace('kube-system').get(CONTROLLER_NAME); // the account it ran as
+  });
+});
