@@ -93,14 +93,11 @@ const NAMESPACE_SCHEMA = obj({
   }),
 });
 
-/** The environment of one checked kind, before `variables` is declared. */
+/** One checked kind and the environment its expressions compile in. */
 interface KindEnv {
   gvk: GroupVersionKind;
-  base: CelEnvironment;
-  /** Types of the policy's variables, in order (a variable that does not compile is dyn). */
-  variables: Record<string, string>;
-  /** The environment the validations compile in (base plus `variables`). */
-  final: CelEnvironment;
+  /** object, oldObject, params, request, namespaceObject, authorizer and variables declared. */
+  env?: CelEnvironment;
   /** Set when the environment could not be built: reported as "type checking error". */
   error?: string;
 }
@@ -133,6 +130,9 @@ function withVariables(base: CelEnvironment, vars: Record<string, string>): CelE
   return env;
 }
 
+/** The engine wants type names of two characters or more (Kubernetes appends a number to the kind). */
+const typeName = (kind: string) => (kind.length < 2 ? `${kind}.type` : kind);
+
 function kindEnv(
   gvk: GroupVersionKind,
   objectSchema: Schema,
@@ -141,11 +141,11 @@ function kindEnv(
 ): KindEnv {
   const base = newEnvironment();
   const types = new SchemaTypes(base);
-  const objectType = types.declare(objectSchema, gvk.kind, true);
+  const objectType = types.declare(objectSchema, typeName(gvk.kind), true);
   base.registerVariable('object', objectType);
   base.registerVariable('oldObject', objectType);
   if (params) {
-    const name = params.gvk.kind === gvk.kind ? `${params.gvk.kind}.params` : params.gvk.kind;
+    const name = typeName(params.gvk.kind === gvk.kind ? `${params.gvk.kind}.params` : params.gvk.kind);
     base.registerVariable('params', types.declare(params.schema, name, true));
   }
   base.registerVariable('request', types.declare(REQUEST_SCHEMA, 'kubernetes.AdmissionRequest'));
@@ -163,19 +163,19 @@ function kindEnv(
     }
     vars[v.name] = t;
   }
-  return { gvk, base, variables: vars, final: withVariables(base, vars) };
+  return { gvk, env: withVariables(base, vars) };
 }
 
 /** The warning of one expression over every checked kind ("" when it compiles for all). */
 function checkExpression(envs: KindEnv[], source: string): string {
   const messages: string[] = [];
   for (const e of envs) {
-    if (e.error) {
+    if (!e.env) {
       messages.push(`${gvkString(e.gvk)}: type checking error: ${e.error}\n`);
       continue;
     }
     try {
-      compile(e.final, source);
+      compile(e.env, source);
     } catch (err) {
       if (!(err instanceof CelCompileError)) throw err;
       messages.push(`${gvkString(e.gvk)}: ${err.message}\n`);
@@ -264,8 +264,7 @@ export async function checkPolicy(policy: any, source: PolicySchemaSource): Prom
     try {
       envs.push(kindEnv(gvk, schema, params, variables));
     } catch (e) {
-      const env = newEnvironment();
-      envs.push({ gvk, base: env, final: env, variables: {}, error: (e as Error).message });
+      envs.push({ gvk, error: (e as Error).message });
     }
   }
   const warnings: ExpressionWarning[] = [];
