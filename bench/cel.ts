@@ -2,7 +2,9 @@
 // by x-kubernetes-validations against the same create without rules. Figures
 // only, never pass/fail. The real apiserver as a separate process (gate
 // CustomResourceValidationExpressions on), two CRDs that differ only in their
-// rules, creates one at a time over TLS.
+// rules, creates one at a time over TLS. Reported per create: latency
+// percentiles and the apiserver's CPU time (user + system, from /proc), the
+// figure that holds on a loaded machine.
 //
 //   npm run build && node dist/bench/cel.js [--creates 2000] [--warmup 200]
 //
@@ -10,7 +12,7 @@
 import { parseArgs } from 'node:util';
 import { join } from 'node:path';
 import { Api } from './lib/api';
-import { removeDir, startApiserver, tempDir, type Apiserver } from './lib/procs';
+import { cpuSeconds, removeDir, startApiserver, tempDir, type Apiserver } from './lib/procs';
 import { ms, summarize } from './lib/stats';
 
 const RULES = [
@@ -129,17 +131,24 @@ async function main(): Promise<void> {
     }
     const rows: string[] = [];
     const medians: number[] = [];
+    const cpuPerCreate: number[] = [];
     for (const c of cases) {
       await creates(api, c.group, 0, warmup);
-      const s = summarize(Float64Array.from(await creates(api, c.group, warmup, n)).sort());
+      const cpu0 = cpuSeconds(srv.pid);
+      const times = await creates(api, c.group, warmup, n);
+      const cpuMs = ((cpuSeconds(srv.pid) - cpu0) * 1000) / n;
+      const s = summarize(Float64Array.from(times).sort());
       medians.push(s.p50);
+      cpuPerCreate.push(cpuMs);
       rows.push(
-        `${c.label.padEnd(24)} p50 ${ms(s.p50).padStart(9)}  p90 ${ms(s.p90).padStart(9)}  p99 ${ms(s.p99).padStart(9)}`,
+        `${c.label.padEnd(24)} p50 ${ms(s.p50).padStart(9)}  p90 ${ms(s.p90).padStart(9)}  p99 ${ms(s.p99).padStart(9)}  apiserver CPU ${ms(cpuMs).padStart(9)}`,
       );
     }
     process.stdout.write(`one custom resource create, ${n} sequential creates after ${warmup} warm-up:\n`);
     process.stdout.write(rows.map((r) => `  ${r}\n`).join(''));
-    process.stdout.write(`  CEL rules add ${ms(medians[1] - medians[0])} to the median create\n`);
+    process.stdout.write(
+      `  CEL rules add ${ms(medians[1] - medians[0])} to the median create, ${ms(cpuPerCreate[1] - cpuPerCreate[0])} of apiserver CPU per create\n`,
+    );
   } finally {
     await stop();
   }

@@ -1,10 +1,18 @@
 // The installed kubectl against a real apiserver process with
 // CustomResourceValidationExpressions on: a CRD's CEL rules refuse a
 // violating object, make a field immutable, render a messageExpression, and a
-// rule over the cost budget refuses the CRD itself.
+// rule over the cost budget refuses the CRD itself. A controller manager
+// process runs the ValidatingAdmissionPolicy status controller, whose
+// status.typeChecking kubectl shows.
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
-import { startAPIServerProcess, tempDir, type APIServerProc } from './support/processes';
+import {
+  startAPIServerProcess,
+  startProcess,
+  tempDir,
+  type APIServerProc,
+  type Proc,
+} from './support/processes';
 import { kubectl, kubectlAvailable } from './support/kubectl';
 import { waitUntil } from '../shared/cluster/process';
 
@@ -114,6 +122,7 @@ spec:
 describe('kubectl with CEL validation rules', function () {
   this.timeout(180_000);
   let srv: APIServerProc;
+  let kcm: Proc;
   let cacheDir: string;
   const run = (args: string[], input?: string) =>
     kubectl(srv.kubeconfig, ['--cache-dir', cacheDir, ...args], { input });
@@ -127,11 +136,23 @@ describe('kubectl with CEL validation rules', function () {
     srv = await startAPIServerProcess({
       args: ['--feature-gates', 'CustomResourceValidationExpressions=true'],
     });
+    kcm = startProcess(
+      'controller-manager',
+      [
+        '--kubeconfig',
+        srv.kubeconfig,
+        '--secure-port=0',
+        '--leader-elect=false',
+        '--controllers=validatingadmissionpolicy-status-controller',
+      ],
+      cacheDir,
+    );
     const r = await run(['apply', '-f', '-'], CRD);
     assert.equal(r.code, 0, r.stderr);
     await waitUntil(async () => (await run(['get', 'scalers'])).code === 0, 10_000, 'scalers served');
   });
   after(async () => {
+    await kcm?.stop();
     await srv?.cleanup();
     if (cacheDir) rmSync(cacheDir, { recursive: true, force: true });
   });
@@ -193,5 +214,44 @@ describe('kubectl with CEL validation rules', function () {
       r.stderr,
       /Warning: Validation failed for ValidatingAdmissionPolicy 'require-owner' with binding 'require-owner-binding': label owner is required/,
     );
+  });
+
+  it('shows the status.typeChecking the controller manager writes, in kubectl get -o yaml', async () => {
+    const typo = POLICY.replace('name: require-owner', 'name: typo-policy').replace(
+      'params.data.label in object.metadata.labels',
+      'params.data.label in object.metadata.labelz',
+    );
+    let r = await run(['apply', '-f', '-'], typo);
+    assert.equal(r.code, 0, r.stderr);
+    let yaml = '';
+    await waitUntil(
+      async () => {
+        r = await run(['get', 'validatingadmissionpolicy', 'typo-policy', '-o', 'yaml']);
+        yaml = r.stdout;
+        return r.code === 0 && /observedGeneration: 1/.test(yaml);
+      },
+      30_000,
+      'status.observedGeneration of typo-policy',
+    );
+    assert.match(
+      yaml,
+      /typeChecking:\n\s+expressionWarnings:\n\s+- fieldRef: spec\.validations\[0\]\.expression/,
+    );
+    assert.match(yaml, /\/v1, Kind=ConfigMap: ERROR: <input>:1:\d+: undefined field 'labelz'/);
+    // A policy without type errors: no warnings.
+    r = await run(['apply', '-f', '-'], POLICY);
+    assert.equal(r.code, 0, r.stderr);
+    await waitUntil(
+      async () => {
+        r = await run(['get', 'validatingadmissionpolicy', 'require-owner', '-o', 'jsonpath={.status}']);
+        return r.code === 0 && r.stdout.includes('observedGeneration');
+      },
+      30_000,
+      'status.observedGeneration of require-owner',
+    );
+    assert.equal(r.code, 0, r.stderr);
+    const status = JSON.parse(r.stdout);
+    assert.equal(status.observedGeneration, 1);
+    assert.deepEqual(status.typeChecking, {});
   });
 });

@@ -277,6 +277,11 @@ const concurrency: FlagSpec[] = [
     'The number of ttl-after-finished-controller workers that are allowed to sync concurrently.',
   ],
   [
+    'concurrent-validating-admission-policy-status-syncs',
+    5,
+    'The number of ValidatingAdmissionPolicyStatusController workers that are allowed to sync concurrently.',
+  ],
+  [
     'concurrent-daemonset-syncs',
     2,
     'The number of daemonset objects that are allowed to sync concurrently. Larger number = more responsive daemonsets, but more CPU (and network) load',

@@ -10,6 +10,7 @@ import { rootCACertPublisher } from './rootcacertpublisher/publisher';
 import { podGCController } from './podgc/podgc';
 import { ttlAfterFinishedController } from './ttlafterfinished/ttlafterfinished';
 import { bootstrapSignerController, tokenCleanerController } from './bootstrap/bootstrap';
+import { validatingAdmissionPolicyStatusController } from './validatingadmissionpolicystatus/controller';
 
 export const coreControllers: ControllerDescriptor[] = [
   serviceAccountController,
@@ -22,4 +23,5 @@ export const coreControllers: ControllerDescriptor[] = [
   ttlAfterFinishedController,
   bootstrapSignerController,
   tokenCleanerController,
+  validatingAdmissionPolicyStatusController,
 ];

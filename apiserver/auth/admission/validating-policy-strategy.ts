@@ -2,7 +2,7 @@
 // when the policy is written, and refused with Kubernetes' field errors
 // ("spec.validations[0].expression: Invalid value: ...: compilation failed: ...").
 import type { FieldError } from '../../../shared/api/field-errors';
-import { CelCompileError, compile, newEnvironment } from '../../cel/engine';
+import { CelCompileError, compile, newEnvironment } from '../../../shared/cel/engine';
 import type { ResourceBehaviour } from '../../registry/registry';
 import { GROUP, VARIABLES } from './validating-policy';
 

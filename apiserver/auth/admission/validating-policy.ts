@@ -10,8 +10,14 @@
 import { StatusError } from '../../../shared/api/status';
 import { selectorFromObject } from '../../../shared/api/labels';
 import { logger } from '../../../shared/log';
-import { CelCompileError, CelEvalError, compile, newEnvironment, type Program } from '../../cel/engine';
-import { jsonToCel } from '../../cel/schema';
+import {
+  CelCompileError,
+  CelEvalError,
+  compile,
+  newEnvironment,
+  type Program,
+} from '../../../shared/cel/engine';
+import { jsonToCel } from '../../../shared/cel/schema';
 import type { Registry } from '../../registry/registry';
 import type { AdmissionAttributes, AdmissionPlugin } from './types';
 import { Lister } from './util';

@@ -4,8 +4,8 @@
 // values), message, messageExpression, reason and fieldPath, the per-call
 // limit and the runtime cost budget, and ratcheting: an error of a rule
 // without oldSelf on a value that did not change is a warning, not a refusal.
-import { CelEvalError, Optional } from '../../cel/engine';
-import { actualCost, PER_CALL_LIMIT, RUNTIME_CEL_COST_BUDGET } from '../../cel/cost';
+import { CelEvalError, Optional } from '../../../shared/cel/engine';
+import { actualCost, PER_CALL_LIMIT, RUNTIME_CEL_COST_BUDGET } from '../../../shared/cel/cost';
 import { fieldErrorMessage, type FieldError } from '../../../shared/api/field-errors';
 import { featureGates } from '../../../shared/options/feature-gates';
 import type { RequestContext } from '../context';

@@ -252,7 +252,7 @@ describe('CRD validation rules (x-kubernetes-validations)', function () {
       causes.some(
         (c) =>
           c.startsWith(`${base}.x-kubernetes-validations[0].rule: Invalid value:`) &&
-          c.includes("compilation failed: ERROR: <input>:1:6: undefined field 'nope'"),
+          c.includes("compilation failed: ERROR: <input>:1:5: undefined field 'nope'"),
       ),
       causes.join('\n'),
     );

@@ -3,15 +3,15 @@
 // compiled against the type of its schema node, with errors and estimated
 // costs (per rule, per CRD) reported on the CRD. Evaluation on custom
 // resource writes is in validation-rules-eval.ts.
-import { CelCompileError, compile, newEnvironment, type Program } from '../../cel/engine';
-import { SchemaTypes, type Schema } from '../../cel/schema';
+import { CelCompileError, compile, newEnvironment, type Program } from '../../../shared/cel/engine';
+import { SchemaTypes, type Schema } from '../../../shared/cel/schema';
 import {
   costErrorMessage,
   estimateCost,
   maxSize,
   STATIC_ESTIMATED_COST_LIMIT,
   STATIC_ESTIMATED_CRD_COST_LIMIT,
-} from '../../cel/cost';
+} from '../../../shared/cel/cost';
 import type { FieldError } from '../../../shared/api/field-errors';
 
 export type { Schema };

@@ -10,7 +10,7 @@ import {
   isDNS1123Subdomain,
   isQualifiedName,
   isValidLabelValue,
-} from '../../../shared/api/validation/names';
+} from '../../api/validation/names';
 
 type Check = (s: string) => string[];
 

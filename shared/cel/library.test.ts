@@ -98,6 +98,38 @@ describe('schema types', () => {
       CelEvalError,
     );
   });
+
+  it("reports compile errors where cel-go does, in cel-go's words", () => {
+    const env = newEnvironment();
+    env.registerVariable('self', new SchemaTypes(env).declare(schema, 'Object'));
+    const error = (expr: string) => {
+      try {
+        compile(env, expr);
+      } catch (e) {
+        if (e instanceof CelCompileError) return e.message;
+        throw e;
+      }
+      assert.fail(`${expr} compiled`);
+    };
+    // A field selection at its dot, an operator at the operator, a method call at its parenthesis.
+    assert.equal(
+      error('self.nope == 1'),
+      "ERROR: <input>:1:5: undefined field 'nope'\n | self.nope == 1\n | ....^",
+    );
+    assert.equal(
+      error('self.replicas + "a"'),
+      "ERROR: <input>:1:15: found no matching overload for '_+_' applied to '(int, string)'\n | self.replicas + \"a\"\n | ..............^",
+    );
+    assert.match(error('1 + self.replicas.size()'), /^ERROR: <input>:1:23: found no matching overload/);
+    // has() names a field of a declared type: checked like a selection; maps and loop variables are not.
+    assert.equal(
+      error('has(self.nope)'),
+      "ERROR: <input>:1:9: undefined field 'nope'\n | has(self.nope)\n | ........^",
+    );
+    assert.equal(compile(env, 'has(self.labels.x) && has(self.replicas)').outputType, 'bool');
+    assert.equal(compile(env, 'self.items.all(i, has(i.n))').outputType, 'bool');
+    assert.match(error('self.items.all(i, has(self.nope))'), /1:27: undefined field 'nope'/);
+  });
 });
 
 describe('string formats', () => {

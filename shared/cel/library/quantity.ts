@@ -9,7 +9,7 @@ import {
   parseQuantity,
   subQuantity,
   type Quantity,
-} from '../../../shared/api/validation/quantity';
+} from '../../api/validation/quantity';
 
 export class CelQuantity {
   constructor(readonly q: Quantity) {}

@@ -57,8 +57,23 @@ const META_SCHEMA: Schema = {
   properties: { name: { type: 'string' }, generateName: { type: 'string' } },
 };
 
-/** The schema as CEL sees it: resource roots and embedded resources get apiVersion, kind, metadata. */
+const isType = (s: unknown, type: string) => isObj(s) && s.type === type;
+
+/**
+ * The schema as CEL sees it: resource roots and embedded resources get apiVersion, kind, metadata
+ * (unless the schema already types them, as a built-in kind's full ObjectMeta does).
+ */
 export function withTypeAndObjectMeta(s: Schema): Schema {
+  const p = props(s);
+  const meta = isObj(p.metadata) ? props(p.metadata) : {};
+  if (
+    isType(p.kind, 'string') &&
+    isType(p.apiVersion, 'string') &&
+    isType(p.metadata, 'object') &&
+    isType(meta.name, 'string') &&
+    isType(meta.generateName, 'string')
+  )
+    return s;
   return {
     ...s,
     type: 'object',
@@ -73,6 +88,7 @@ export function withTypeAndObjectMeta(s: Schema): Schema {
 
 const isDyn = (s: Schema) =>
   s['x-kubernetes-int-or-string'] === true ||
+  s.format === 'int-or-string' || // built-in kinds mark IntOrString by its format
   (s['x-kubernetes-preserve-unknown-fields'] === true && !hasProps(s) && !isObj(s.additionalProperties)) ||
   (s.type === undefined && !hasProps(s) && !isObj(s.items) && !isObj(s.additionalProperties));
 

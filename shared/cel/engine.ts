@@ -52,8 +52,51 @@ function cgoError(source: string, message: string, start: number | undefined): s
   return `ERROR: <input>:${line}:${col + 1}: ${message}\n | ${text}\n | ${'.'.repeat(col)}^`;
 }
 
+const BINARY_OPS = new Set(['+', '-', '*', '/', '%', '==', '!=', '<', '<=', '>', '>=', 'in']);
+const rangeOf = (n: any): { start: number; end: number } | undefined =>
+  n && typeof n === 'object' && n.range && typeof n.range.start === 'number' ? n.range : undefined;
+
+/**
+ * Where cel-go places an error: a field selection at its dot, a method call at
+ * its opening parenthesis, a binary operator at the operator (the library
+ * places them at the field name or the start of the expression).
+ */
+function cgoPosition(source: string, err: any): number | undefined {
+  const node = err?.node;
+  const start: number | undefined = err?.range?.start;
+  if (start === undefined || !node) return start;
+  const args: unknown[] = Array.isArray(node.args) ? node.args : [];
+  if (node.op === '.' || node.op === '.?') {
+    const dot = source.lastIndexOf('.', start - 1);
+    return dot >= 0 ? dot : start;
+  }
+  if (node.op === 'rcall') {
+    const receiver = rangeOf(args[1]);
+    const open = receiver ? source.indexOf('(', receiver.end) : -1;
+    return open >= 0 ? open : start;
+  }
+  if (BINARY_OPS.has(node.op)) {
+    const l = rangeOf(args[0]);
+    const r = rangeOf(args[1]);
+    if (l && r) {
+      const at = source.slice(l.end, r.start).indexOf(node.op);
+      if (at >= 0) return l.end + at;
+    }
+  }
+  return start;
+}
+
 /** The library's summaries in cel-go's words where Kubernetes users meet them. */
 function cgoMessage(summary: string): string {
+  if (summary.startsWith('no such overload: ')) {
+    const rest = summary.slice('no such overload: '.length);
+    for (const op of BINARY_OPS) {
+      const at = rest.indexOf(` ${op} `);
+      if (at < 0) continue;
+      const fn = op === 'in' ? '@in' : `_${op}_`;
+      return `found no matching overload for '${fn}' applied to '(${rest.slice(0, at)}, ${rest.slice(at + op.length + 2)})'`;
+    }
+  }
   let m = /^No such key: (.*)$/.exec(summary);
   if (m) return `undefined field '${m[1]}'`;
   m = /^Unknown variable: (.*)$/.exec(summary);
@@ -68,6 +111,43 @@ function summaryOf(err: any): string {
   return msg.split('\n')[0];
 }
 
+/** Every node of an AST (the library keeps operands in args, nested in arrays for calls). */
+function* nodesOf(n: unknown): Generator<any> {
+  if (Array.isArray(n)) {
+    for (const x of n) yield* nodesOf(x);
+  } else if (n && typeof n === 'object' && typeof (n as any).op === 'string') {
+    yield n;
+    yield* nodesOf((n as any).args);
+  }
+}
+
+/**
+ * cel-go type-checks the field a has() test names: has(self.nope) on a declared
+ * object type is "undefined field 'nope'". The library leaves has() arguments
+ * unchecked, so each one is checked on its own here (arguments naming
+ * comprehension variables cannot be, and are left alone).
+ */
+function checkHasFields(env: Environment, source: string, ast: unknown): void {
+  for (const n of nodesOf(ast)) {
+    if (n.op !== 'call' || n.args?.[0] !== 'has') continue;
+    const arg = [n.args[1]].flat()[0];
+    const r = rangeOf(arg);
+    if (arg?.op !== '.' || !r) continue;
+    const sub = source.slice(r.start, r.end);
+    let checked: { valid: boolean; error?: any };
+    try {
+      checked = env.parse(sub).check();
+    } catch {
+      continue;
+    }
+    if (checked.valid || !/^No such key: /.test(summaryOf(checked.error))) continue;
+    const at = cgoPosition(sub, checked.error);
+    throw new CelCompileError(
+      cgoError(source, cgoMessage(summaryOf(checked.error)), at === undefined ? r.start : r.start + at),
+    );
+  }
+}
+
 /** Parses and type-checks an expression; throws CelCompileError with cel-go's message. */
 export function compile(env: Environment, source: string): Program {
   let parsed: ReturnType<Environment['parse']>;
@@ -79,8 +159,9 @@ export function compile(env: Environment, source: string): Program {
   const checked = parsed.check();
   if (!checked.valid) {
     const e: any = checked.error;
-    throw new CelCompileError(cgoError(source, cgoMessage(summaryOf(e)), e?.range?.start));
+    throw new CelCompileError(cgoError(source, cgoMessage(summaryOf(e)), cgoPosition(source, e)));
   }
+  checkHasFields(env, source, parsed.ast);
   return {
     source,
     ast: parsed.ast as ASTNode,
