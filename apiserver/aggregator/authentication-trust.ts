@@ -9,7 +9,7 @@ import { X509Certificate } from 'node:crypto';
 import { isStatusError } from '../../shared/api/status';
 import { logger } from '../../shared/log';
 import { systemContext } from '../registry/context';
-import { jsonEqual } from '../../shared/api/json-equal';
+import { jsonEqual } from '../../shared/api/json-value';
 import type { Registry } from '../registry/registry';
 import { CoalescedRuns } from './coalesced';
 

@@ -9,7 +9,7 @@ import { logger } from '../../shared/log';
 import { isStatusError } from '../../shared/api/status';
 import { systemContext } from '../registry/context';
 import { rfc3339 } from '../registry/meta';
-import { jsonEqual } from '../../shared/api/json-equal';
+import { jsonEqual } from '../../shared/api/json-value';
 import type { Registry } from '../registry/registry';
 import type { SubresourceStrategy } from '../registry/strategy';
 import { builtinPriority, CRD_PRIORITY, type APIServicePriority } from './priorities';

@@ -11,7 +11,7 @@ import { badRequest, invalid, internalError } from '../../shared/api/status';
 import { definitionOf, parseAPIVersion } from '../../shared/api/schema';
 import { readYAMLValue } from '../../shared/codec/yaml';
 import { applyJSONPatch } from './json-patch';
-import { isObject, jsonClone, type JSONObject } from './json-util';
+import { isObject, type JSONObject } from './json-util';
 import { mergeInto, parseMergePatch } from './merge-patch';
 import { managerOrUserAgent, validatePatchOptions } from './options';
 import type { PatchKind } from './patch-kind';
@@ -21,6 +21,7 @@ import {
   strategicMergePatch,
 } from './strategic-merge';
 import { apply, update, type FieldManagerScope, type KubeObject } from './fieldmanager/field-manager';
+import { jsonClone } from '../../shared/api/json-value';
 
 export { apply, update, fieldManagerRequired, BEFORE_FIRST_APPLY } from './fieldmanager/field-manager';
 export type {

@@ -3,8 +3,8 @@
 // 400 BadRequest, more than 10000 operations is 413, and any operation that
 // fails (test, missing path, bad index, unknown op) is 422 with a fixed message.
 import { StatusError, badRequest } from '../../shared/api/status';
-import { isObject, jsonClone } from './json-util';
-import { jsonEqual } from '../../shared/api/json-equal';
+import { isObject } from './json-util';
+import { jsonClone, jsonEqual } from '../../shared/api/json-value';
 
 export interface JSONPatchOperation {
   op: string;

@@ -8,15 +8,6 @@ export interface JSONObject {
 export const isObject = (v: unknown): v is JSONObject =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** A deep copy of a JSON value (objects and arrays are fresh, scalars shared). */
-export function jsonClone<T>(v: T): T {
-  if (typeof v !== 'object' || v === null) return v;
-  if (Array.isArray(v)) return v.map(jsonClone) as T;
-  const out: Record<string, unknown> = {};
-  for (const k in v) out[k] = jsonClone((v as Record<string, unknown>)[k]);
-  return out as T;
-}
-
 const HTML_UNSAFE = /[<>&\u2028\u2029]/;
 const escapeHTML = (s: string) =>
   HTML_UNSAFE.test(s)

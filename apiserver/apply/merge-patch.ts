@@ -1,7 +1,8 @@
 // JSON merge patch (RFC 7386), with the errors kube-apiserver answers for
 // application/merge-patch+json.
 import { badRequest } from '../../shared/api/status';
-import { isObject, jsonClone, type JSONObject } from './json-util';
+import { isObject, type JSONObject } from './json-util';
+import { jsonClone } from '../../shared/api/json-value';
 
 /** RFC 7386 MergePatch(target, patch) on copies: neither argument is modified. */
 export function mergePatch(target: unknown, patch: unknown): unknown {

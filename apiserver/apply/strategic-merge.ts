@@ -21,6 +21,7 @@ import {
   partitionByPresence,
   validatePatchWithSetOrderList,
 } from './strategic-merge-order';
+import { jsonClone } from '../../shared/api/json-value';
 
 export { smpErrors } from './strategic-merge-errors';
 
@@ -86,7 +87,7 @@ export function applyStrategicMergePatch(
 ): JSONObject {
   const schema = assertStrategicMergeSupported(definition);
   const patch = parseStrategicMergePatch(body);
-  return mergeMap(structuredClone(original), structuredClone(patch), schema);
+  return mergeMap(jsonClone(original), jsonClone(patch), schema);
 }
 
 function mergeMap(original: JSONObject | undefined, patch: JSONObject, schema: PatchSchema | undefined) {

@@ -38,6 +38,3 @@ export function parseResourceVersion(rv: string | undefined): number | undefined
   if (!/^\d+$/.test(rv)) return NaN;
   return Number(rv);
 }
-
-/** A deep copy of a JSON value. */
-export const clone = <T>(v: T): T => (v === undefined ? v : structuredClone(v));

@@ -9,8 +9,8 @@ import type { KeyValue, PutOptions } from '../storage/interface';
 import { isStorageError } from '../storage/errors';
 import { conflict, internalError, notFound, StatusError, type GroupResource } from '../../shared/api/status';
 import { retryAfterConflict, type RequestContext } from './context';
-import { clone, rfc3339 } from './meta';
-import { jsonEqual } from '../../shared/api/json-equal';
+import { rfc3339 } from './meta';
+import { jsonClone, jsonEqual } from '../../shared/api/json-value';
 import type { ListResult } from './reads';
 import type { StoreOptions, WriteHooks } from './store';
 
@@ -101,7 +101,7 @@ export class StoreDeleter {
 
   /** The object to write for a delete request, or null to remove it now. */
   private deletionState(ctx: RequestContext, current: any, opts: DeleteOptions): any | null {
-    const obj = clone(current);
+    const obj = jsonClone(current);
     const md = obj.metadata;
     const strategy = this.s.opts.strategy;
     if (strategy.onDelete) return strategy.onDelete(obj, ctx);

@@ -18,8 +18,8 @@ import {
 } from '../../shared/api/status';
 import { required, type FieldError } from '../../shared/api/field-errors';
 import { retryAfterConflict, type RequestContext } from './context';
-import { clone, generateName, metaOf, newUID, rfc3339 } from './meta';
-import { jsonEqual } from '../../shared/api/json-equal';
+import { generateName, metaOf, newUID, rfc3339 } from './meta';
+import { jsonClone, jsonEqual } from '../../shared/api/json-value';
 import type { StorageCodec } from './storage-codec';
 import type { Strategy, SubresourceStrategy } from './strategy';
 import { keyPrefix, objectKey, type SchemaHooks, type StoreResource } from './resource';
@@ -172,7 +172,7 @@ export class GenericStore {
   async create(ctx: RequestContext, input: any, hooks: WriteHooks = {}): Promise<any> {
     const generated = !input.metadata?.name && !!input.metadata?.generateName;
     for (let attempt = 0; ; attempt++) {
-      const obj = await this.prepareCreate(ctx, attempt === 0 ? input : clone(input), hooks);
+      const obj = await this.prepareCreate(ctx, attempt === 0 ? input : jsonClone(input), hooks);
       const name = obj.metadata.name;
       if (ctx.dryRun) {
         await this.opts.strategy.beforeCreate?.(obj, ctx);
@@ -286,7 +286,7 @@ export class GenericStore {
       return { action: 'create', obj: await this.prepareCreate(ctx, desired, hooks) };
     }
     const old = current;
-    let obj = await compute(clone(old));
+    let obj = await compute(jsonClone(old));
     const md = metaOf(obj);
     const oldMd = old.metadata;
     if (
@@ -314,10 +314,10 @@ export class GenericStore {
       );
     }
     if (sub) {
-      obj = sub.merge(obj, clone(old), ctx);
+      obj = sub.merge(obj, jsonClone(old), ctx);
     } else if (this.res.hasStatus) {
       if (old.status === undefined) delete obj.status;
-      else obj.status = clone(old.status);
+      else obj.status = jsonClone(old.status);
     }
     const nmd = metaOf(obj);
     // Server-owned metadata stays as stored; name and namespace may not change.

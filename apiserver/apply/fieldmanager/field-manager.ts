@@ -7,8 +7,8 @@
 import { badRequest, invalid, StatusError } from '../../../shared/api/status';
 import { required } from '../../../shared/api/field-errors';
 import { parseAPIVersion } from '../../../shared/api/schema';
-import { isObject, jsonClone, type JSONObject } from '../json-util';
-import { jsonEqual } from '../../../shared/api/json-equal';
+import { isObject, type JSONObject } from '../json-util';
+import { jsonClone, jsonEqual } from '../../../shared/api/json-value';
 import { applyConflictError } from './conflict';
 import { FieldSet } from './fieldset';
 import {

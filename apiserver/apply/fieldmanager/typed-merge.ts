@@ -1,11 +1,12 @@
 // Merging an applied configuration into the live object, and removing
 // fields from an object, per the type model (structured-merge-diff's Merge
 // with "keep the right-hand side" and RemoveItems).
-import { isObject, jsonClone } from '../json-util';
+import { isObject } from '../json-util';
 import { FieldSet } from './fieldset';
 import { fieldPE, type PathElement } from './path';
 import { listItemPE, walkAs } from './typed';
 import { DEDUCED, fieldType, type ListNode, type MapNode, type TypeNode } from './types';
+import { jsonClone } from '../../../shared/api/json-value';
 
 const has = (o: object, k: string) => Object.prototype.hasOwnProperty.call(o, k);
 

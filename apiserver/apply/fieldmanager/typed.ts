@@ -2,7 +2,7 @@
 // package: the field set an object sets (toFieldSet), and what changed between
 // two objects (compare). Merging and removal are in typed-merge.ts.
 import { isObject } from '../json-util';
-import { jsonEqual } from '../../../shared/api/json-equal';
+import { jsonEqual } from '../../../shared/api/json-value';
 import { FieldSet } from './fieldset';
 import { fieldPE, keyPE, pathString, peString, valuePE, indexPE, type PathElement } from './path';
 import { DEDUCED, fieldType, isDeducedMap, type ListNode, type MapNode, type TypeNode } from './types';

@@ -1,7 +1,7 @@
 // Ownership bookkeeping of structured-merge-diff's merge.Updater: which
 // manager owns which fields after an update (non-apply write) or an apply,
 // conflicts, and pruning of fields an applier stopped applying.
-import { jsonEqual } from '../../../shared/api/json-equal';
+import { jsonEqual } from '../../../shared/api/json-value';
 import { FieldSet } from './fieldset';
 import type { Managed, VersionedSet } from './managed';
 import type { Path } from './path';

@@ -18,7 +18,7 @@ import {
 } from './bootstrap-policy';
 import { RBAC_GROUP } from './rbac';
 import { covers, type PolicyRule } from './rules';
-import { jsonEqual } from '../../../shared/api/json-equal';
+import { jsonEqual } from '../../../shared/api/json-value';
 
 const LABELS = { 'kubernetes.io/bootstrapping': 'rbac-defaults' };
 const ANNOTATIONS = { 'rbac.authorization.kubernetes.io/autoupdate': 'true' };

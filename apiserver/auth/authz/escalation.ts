@@ -2,7 +2,7 @@
 // write a Role/ClusterRole only with rules they hold themselves, and bind a
 // role only when they hold its rules, unless they may `escalate` (roles) or
 // `bind` (the referenced role). system:masters is exempt. Runs on dry-run too.
-import { jsonEqual } from '../../../shared/api/json-equal';
+import { jsonEqual } from '../../../shared/api/json-value';
 import type { RequestContext, UserInfo } from '../../registry/context';
 import type { ResourceBehaviour } from '../../registry/registry';
 import { newForbidden } from './union';

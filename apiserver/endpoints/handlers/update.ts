@@ -5,6 +5,7 @@ import { encodeObject } from '../encoding';
 import { respond } from '../respond';
 import type { Scope } from '../scope';
 import { checkNamespace } from './create';
+import { jsonClone } from '../../../shared/api/json-value';
 
 export async function handleUpdate(s: Scope): Promise<void> {
   const info = s.served.info;
@@ -31,7 +32,7 @@ export async function handleUpdate(s: Scope): Promise<void> {
   const out = await s.served.store.update(
     s.ctx,
     s.info.name,
-    () => structuredClone(desired),
+    () => jsonClone(desired),
     s.hooks({ operation: 'UPDATE', apiVersion: info.groupVersion }),
     { sub: sub?.strategy },
   );

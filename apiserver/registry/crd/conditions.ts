@@ -4,7 +4,7 @@
 //                  taken within the group (the naming controller)
 //   Established    once the names are accepted
 //   Terminating    while the custom resources are deleted, and how that ended
-import { jsonEqual } from '../../../shared/api/json-equal';
+import { jsonEqual } from '../../../shared/api/json-value';
 import { findCondition, type CRD, type CRDCondition, type CRDNames } from './types';
 
 function normalizeNames(n: CRDNames | undefined): Record<string, unknown> {

@@ -13,7 +13,7 @@ import { StatusError } from '../../../shared/api/status';
 import type { OpenAPIService } from '../../../shared/api/openapi';
 import { systemContext } from '../context';
 import { rfc3339 } from '../meta';
-import { jsonEqual } from '../../../shared/api/json-equal';
+import { jsonEqual } from '../../../shared/api/json-value';
 import type { Registry } from '../registry';
 import type { GenericStore } from '../store';
 import type { SubresourceStrategy } from '../strategy';

@@ -7,7 +7,7 @@ import { duplicate, invalid, required, type FieldError } from '../../../shared/a
 import { validateObjectMeta } from '../../../shared/api/validation/metadata';
 import { nameIsDNSSubdomain } from '../../../shared/api/validation/names';
 import { checkCustomResourceFields } from '../../../shared/api/unknown-fields-custom';
-import { jsonEqual } from '../../../shared/api/json-equal';
+import { jsonEqual } from '../../../shared/api/json-value';
 import type { Schema } from './types';
 
 type Obj = Record<string, unknown>;

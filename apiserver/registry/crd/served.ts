@@ -24,7 +24,7 @@ import { StorageCodec, jsonCodec } from '../storage-codec';
 import type { GenericStore } from '../store';
 import type { Strategy, SubresourceStrategy } from '../strategy';
 import { toScale, type ScalePaths } from '../strategies/scale';
-import { jsonEqual } from '../../../shared/api/json-equal';
+import { jsonEqual } from '../../../shared/api/json-value';
 import { publishVersion, type PublishedVersion } from './openapi';
 import { rulesCheck, type RulesCheck } from './validation-rules-eval';
 import { clusterIPOf, PreparedConversion, WebhookConverter } from './conversion';

@@ -9,7 +9,7 @@ import { actualCost, PER_CALL_LIMIT, RUNTIME_CEL_COST_BUDGET } from '../../../sh
 import { fieldErrorMessage, type FieldError } from '../../../shared/api/field-errors';
 import { featureGates } from '../../../shared/options/feature-gates';
 import type { RequestContext } from '../context';
-import { jsonEqual } from '../../../shared/api/json-equal';
+import { jsonEqual } from '../../../shared/api/json-value';
 import {
   compileSchemaRules,
   hasValidationRules,

@@ -11,7 +11,6 @@ import type { SharedIndexInformer } from '../../../shared/informers';
 import { featureGates } from '../../../shared/options/feature-gates';
 import {
   QueueController,
-  clone,
   errMessage,
   getLatest,
   intOption,
@@ -25,6 +24,7 @@ import { controllerRef, getControllerOf, resolveControllerRef } from '../util/co
 import { CONTROLLER_UID_INDEX, informerWithOwnerIndex } from '../util/informers';
 import { updateStatus, deleteWith } from '../util/status';
 import { checkTimeZone, formatInZone, localTimeZone, parseSchedule, type Schedule } from './cron';
+import { jsonClone } from '../../../shared/api/json-value';
 
 export const SCHEDULED_TIMESTAMP_ANNOTATION = 'batch.kubernetes.io/cronjob-scheduled-timestamp';
 /** nextScheduleDelta: wake up a little after the scheduled time. */
@@ -115,9 +115,9 @@ export class CronJobController extends QueueController {
   protected async sync(key: string): Promise<void> {
     const cached = this.cjInformer.indexer.getByKey(key);
     if (!cached) return;
-    const cj = clone(cached);
+    const cj = jsonClone(cached);
     const jobs = this.jobInformer.indexer.byIndex(CONTROLLER_UID_INDEX, cj.metadata.uid!);
-    const status: any = clone(cj.status ?? {});
+    const status: any = jsonClone(cj.status ?? {});
     const now = this.ctx.now();
     let requeueAfter: number | undefined;
     let err: unknown;
@@ -162,7 +162,7 @@ export class CronJobController extends QueueController {
         // The cache may be behind our own status write: ask the apiserver before complaining.
         const fresh = (await getLatest(this.cjClient, cj))?.status;
         if (fresh && (fresh.active ?? []).some((r: any) => r.uid === j.metadata.uid)) {
-          Object.assign(status, clone(fresh));
+          Object.assign(status, jsonClone(fresh));
           continue;
         }
         this.recorder.event(
@@ -322,7 +322,7 @@ export class CronJobController extends QueueController {
 
   /** getJobFromTemplate2. */
   private jobFromTemplate(cj: Obj, scheduled: number, tz: string): Obj {
-    const t = clone(cj.spec?.jobTemplate ?? {});
+    const t = jsonClone(cj.spec?.jobTemplate ?? {});
     return {
       apiVersion: 'batch/v1',
       kind: 'Job',

@@ -11,16 +11,7 @@
 import type { ControllerContext, ControllerDescriptor, EventRecorderLike } from '../../controller';
 import type { ResourceClient } from '../../../shared/client';
 import type { SharedIndexInformer } from '../../../shared/informers';
-import {
-  QueueController,
-  clone,
-  getLatest,
-  intOption,
-  keyOf,
-  splitKey,
-  unwrap,
-  type Obj,
-} from '../util/base';
+import { QueueController, getLatest, intOption, keyOf, splitKey, unwrap, type Obj } from '../util/base';
 import { UIDTrackingExpectations } from '../util/expectations';
 import {
   claimObjects,
@@ -38,6 +29,7 @@ import { targetNodeName } from './node-selection';
 import { DaemonPods } from './pods';
 import { cleanupHistory, rollingUpdate } from './rollout';
 import { daemonSetStatus } from './status';
+import { jsonClone } from '../../../shared/api/json-value';
 
 export { daemonPodTolerations, nodeShouldRunDaemonPod, targetNodeName } from './node-selection';
 export { TEMPLATE_GENERATION_LABEL } from './rollout';
@@ -140,7 +132,7 @@ export class DaemonSetController extends QueueController {
       this.expectations.delete(key);
       return;
     }
-    const ds = clone(cached);
+    const ds = jsonClone(cached);
     const sel = selectorOf(ds);
     if (!sel || sel.empty) {
       this.recorder.event(

@@ -1,7 +1,7 @@
 // Which nodes a DaemonSet's pods belong on (NodeShouldRunDaemonPod: nodeName,
 // node selector and affinity, taints against the pod's tolerations plus the
 // ones every daemon pod gets), and how a pod is tied to its node.
-import { clone, type Obj } from '../util/base';
+import { type Obj } from '../util/base';
 import { findUntoleratedTaint, podMatchesNodeSelectorAndAffinity } from '../util/scheduling';
 import {
   TAINT_DISK_PRESSURE,
@@ -14,6 +14,7 @@ import {
   type Taint,
   type Toleration,
 } from '../../../shared/api/taints';
+import { jsonClone } from '../../../shared/api/json-value';
 
 /** The tolerations every daemon pod gets (AddOrUpdateDaemonPodTolerations). */
 export function daemonPodTolerations(spec: any): Toleration[] {
@@ -68,7 +69,7 @@ export function pinToNode(affinity: any, nodeName: string): any {
   const selector = {
     nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: [nodeName] }] }],
   };
-  const a = clone(affinity ?? {});
+  const a = jsonClone(affinity ?? {});
   a.nodeAffinity = { ...(a.nodeAffinity ?? {}), requiredDuringSchedulingIgnoredDuringExecution: selector };
   return a;
 }

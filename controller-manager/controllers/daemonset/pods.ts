@@ -3,7 +3,7 @@
 // sync does not act again before the informer has seen its writes.
 import type { EventRecorderLike } from '../../controller';
 import { isNotFound } from '../../../shared/client';
-import { clone, keyOf, parseTime, slowStartBatch, type Obj } from '../util/base';
+import { keyOf, parseTime, slowStartBatch, type Obj } from '../util/base';
 import { controllerRef } from '../util/controller-ref';
 import type { UIDTrackingExpectations } from '../util/expectations';
 import { CONTROLLER_REVISION_HASH } from '../util/history';
@@ -15,6 +15,7 @@ import {
   maxSurgeAndUnavailable,
   templateGeneration,
 } from './rollout';
+import { jsonClone } from '../../../shared/api/json-value';
 
 const BURST_REPLICAS = 250;
 
@@ -94,7 +95,7 @@ export class DaemonPods {
     if (!create.length && !del.length) return;
     this.expectations.expectDeletionsOf(key, del.map(keyOf), create.length);
     const errors: unknown[] = [];
-    const template = clone(ds.spec.template);
+    const template = jsonClone(ds.spec.template);
     template.metadata = { ...(template.metadata ?? {}) };
     template.metadata.labels = { ...(template.metadata.labels ?? {}), [CONTROLLER_REVISION_HASH]: hash };
     const gen = templateGeneration(ds);
@@ -113,7 +114,7 @@ export class DaemonPods {
           ...(template.metadata.annotations ? { annotations: { ...template.metadata.annotations } } : {}),
           ownerReferences: [ref],
         },
-        spec: { ...clone(template.spec), affinity: pinToNode(template.spec.affinity, nodeName) },
+        spec: { ...jsonClone(template.spec), affinity: pinToNode(template.spec.affinity, nodeName) },
       };
       await this.podControl.createPod(ds, pod);
     });

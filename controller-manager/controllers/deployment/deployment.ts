@@ -14,7 +14,6 @@ import type { SharedIndexInformer } from '../../../shared/informers';
 import type { LabelSelector } from '../../../shared/api/labels';
 import {
   QueueController,
-  clone,
   getLatest,
   intOption,
   keyOf,
@@ -37,6 +36,7 @@ import { rolloutRecreate } from './recreate';
 import { rolloutRolling } from './rolling';
 import { isScalingEvent, scaleSync } from './scaling';
 import { checkPausedConditions, syncStatusOnly } from './status';
+import { jsonClone } from '../../../shared/api/json-value';
 
 export class DeploymentController extends QueueController {
   private readonly dInformer: SharedIndexInformer<Obj>;
@@ -108,7 +108,7 @@ export class DeploymentController extends QueueController {
   protected async sync(key: string): Promise<void> {
     const cached = this.dInformer.indexer.getByKey(key);
     if (!cached) return;
-    const d = clone(cached);
+    const d = jsonClone(cached);
     const sel = selectorOf(d);
     if (!sel || sel.empty) {
       this.recorder.event(
@@ -138,7 +138,7 @@ export class DeploymentController extends QueueController {
     const s = new DeploymentSync(
       this,
       d,
-      sets.map((x) => clone(x)),
+      sets.map((x) => jsonClone(x)),
     );
     if (d.metadata.deletionTimestamp) {
       await syncStatusOnly(s);

@@ -3,11 +3,12 @@
 // Deployment's revision annotation in step, and deleting old sets beyond
 // revisionHistoryLimit.
 import { isAlreadyExists, isNotFound } from '../../../shared/client';
-import { clone, errMessage, type Obj } from '../util/base';
+import { errMessage, type Obj } from '../util/base';
 import { controllerRef, isControlledBy } from '../util/controller-ref';
 import { computeHash } from '../util/hash';
 import { APPS_V1, type DeploymentSync } from './sync';
 import * as u from './util';
+import { jsonClone } from '../../../shared/api/json-value';
 
 /**
  * Sets the Deployment's revision annotation when it differs: an update at the cached
@@ -15,7 +16,7 @@ import * as u from './util';
  */
 async function setDeploymentRevision(s: DeploymentSync, revision: string): Promise<void> {
   if (s.d.metadata.annotations?.[u.REVISION_ANNOTATION] === revision) return;
-  const copy = clone(s.d);
+  const copy = jsonClone(s.d);
   copy.metadata.annotations = { ...copy.metadata.annotations, [u.REVISION_ANNOTATION]: revision };
   const updated = await s.c.clients.d.namespace(s.ns).update(copy);
   s.d = { ...s.d, metadata: updated.metadata };
@@ -41,7 +42,7 @@ async function getNewReplicaSet(
   const d = s.d;
   const newRevision = u.maxRevision(olds) + 1;
   if (existing) {
-    const rs = clone(existing);
+    const rs = jsonClone(existing);
     const annotationsUpdated = u.setNewReplicaSetAnnotations(d, rs, newRevision, true);
     const minReadyUpdate = (rs.spec?.minReadySeconds ?? 0) !== (d.spec?.minReadySeconds ?? 0);
     if (annotationsUpdated || minReadyUpdate) {
@@ -50,7 +51,7 @@ async function getNewReplicaSet(
     }
     await setDeploymentRevision(s, rs.metadata.annotations?.[u.REVISION_ANNOTATION] ?? String(newRevision));
     if (u.hasProgressDeadline(d) && !u.getDeploymentCondition(d.status, 'Progressing')) {
-      const status = clone(d.status ?? {});
+      const status = jsonClone(d.status ?? {});
       u.setDeploymentCondition(
         status,
         u.deploymentCondition(
@@ -68,10 +69,10 @@ async function getNewReplicaSet(
   if (!create) return undefined;
 
   const hash = computeHash(d.spec.template, d.status?.collisionCount);
-  const template = clone(d.spec.template);
+  const template = jsonClone(d.spec.template);
   template.metadata = { ...(template.metadata ?? {}) };
   template.metadata.labels = { ...(template.metadata.labels ?? {}), [u.POD_TEMPLATE_HASH]: hash };
-  const selector = clone(d.spec.selector);
+  const selector = jsonClone(d.spec.selector);
   selector.matchLabels = { ...(selector.matchLabels ?? {}), [u.POD_TEMPLATE_HASH]: hash };
   const rs: Obj = {
     apiVersion: APPS_V1,
@@ -103,10 +104,10 @@ async function getNewReplicaSet(
         }
       }
       if (other && isControlledBy(other, d) && u.equalIgnoreHash(other.spec?.template, d.spec.template)) {
-        created = clone(other);
+        created = jsonClone(other);
       } else {
         // A hash collision: count it, so the next hash differs.
-        const status = clone(d.status ?? {});
+        const status = jsonClone(d.status ?? {});
         status.collisionCount = (status.collisionCount ?? 0) + 1;
         await s.writeStatus(status);
         throw new Error(
@@ -116,7 +117,7 @@ async function getNewReplicaSet(
       }
     } else {
       if (u.hasProgressDeadline(d)) {
-        const status = clone(d.status ?? {});
+        const status = jsonClone(d.status ?? {});
         u.setDeploymentCondition(
           status,
           u.deploymentCondition(
@@ -144,7 +145,7 @@ async function getNewReplicaSet(
   }
   await setDeploymentRevision(s, String(newRevision));
   if (!alreadyExists && u.hasProgressDeadline(d)) {
-    const status = clone(s.d.status ?? {});
+    const status = jsonClone(s.d.status ?? {});
     u.setDeploymentCondition(
       status,
       u.deploymentCondition(

@@ -1,10 +1,11 @@
 // Deployment status: replica counts and the Available condition, plus, after a
 // rollout step, the Progressing (and ReplicaFailure) conditions and a requeue
 // for when the progress deadline passes; Paused/Resumed progress conditions.
-import { clone, keyOf, type Obj } from '../util/base';
+import { keyOf, type Obj } from '../util/base';
 import { allAndSyncRevision } from './revisions';
 import type { DeploymentSync } from './sync';
 import * as u from './util';
+import { jsonClone } from '../../../shared/api/json-value';
 
 function calculateStatus(s: DeploymentSync, all: Obj[], newRS: Obj | undefined): any {
   const d = s.d;
@@ -19,7 +20,7 @@ function calculateStatus(s: DeploymentSync, all: Obj[], newRS: Obj | undefined):
     unavailableReplicas: Math.max(0, total - available),
   };
   if (d.status?.collisionCount !== undefined) status.collisionCount = d.status.collisionCount;
-  status.conditions = clone(d.status?.conditions ?? []);
+  status.conditions = jsonClone(d.status?.conditions ?? []);
   const now = s.c.nowRFC();
   if (available >= u.replicasOf(d) - u.maxUnavailable(d)) {
     u.setDeploymentCondition(
@@ -148,7 +149,7 @@ export async function checkPausedConditions(s: DeploymentSync): Promise<void> {
   const cond = u.getDeploymentCondition(d.status, 'Progressing');
   if (cond?.reason === u.TIMED_OUT) return;
   const pausedExists = cond?.reason === u.PAUSED;
-  const status = clone(d.status ?? {});
+  const status = jsonClone(d.status ?? {});
   const now = s.c.nowRFC();
   if (d.spec?.paused && !pausedExists) {
     u.setDeploymentCondition(

@@ -1,10 +1,11 @@
 // The state of one Deployment sync and the writes every step shares. The steps
 // themselves (revisions.ts, scaling.ts, rolling.ts, recreate.ts, status.ts)
 // are functions of it, so each keeps reading the copies the last write left.
-import { clone, type Obj } from '../util/base';
+import { type Obj } from '../util/base';
 import { updateStatus } from '../util/status';
 import type { DeploymentController } from './deployment';
 import * as u from './util';
+import { jsonClone } from '../../../shared/api/json-value';
 
 export const APPS_V1 = 'apps/v1';
 
@@ -46,7 +47,7 @@ export class DeploymentSync {
     const sizeChange = oldSize !== size;
     const max = u.replicasOf(d) + u.maxSurge(d);
     if (!sizeChange && !u.replicasAnnotationsNeedUpdate(rs, u.replicasOf(d), max)) return false;
-    const copy = clone(rs);
+    const copy = jsonClone(rs);
     copy.spec.replicas = size;
     u.setReplicasAnnotations(copy, u.replicasOf(d), max);
     this.replaced(await this.c.clients.rs.namespace(this.ns).update(copy));

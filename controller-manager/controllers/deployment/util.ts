@@ -2,7 +2,7 @@
 // old ReplicaSets of a Deployment, surge/unavailability fenceposts, replica
 // counts and the conditions `kubectl rollout status` reads.
 import { parseTime, withoutNullMembers, type Obj } from '../util/base';
-import { jsonEqual } from '../../../shared/api/json-equal';
+import { jsonEqual } from '../../../shared/api/json-value';
 import { scaledValue } from '../util/intstr';
 import type { Condition } from '../util/conditions';
 

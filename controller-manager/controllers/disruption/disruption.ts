@@ -9,7 +9,6 @@ import type { ResourceClient } from '../../../shared/client';
 import type { SharedIndexInformer } from '../../../shared/informers';
 import {
   QueueController,
-  clone,
   errMessage,
   intOption,
   keyOf,
@@ -24,6 +23,7 @@ import { podInformer } from '../util/informers';
 import { isPodReady } from '../util/pod';
 import { isPercent, scaledValue } from '../util/intstr';
 import { updateStatus } from '../util/status';
+import { jsonClone } from '../../../shared/api/json-value';
 
 /** DeletionTimeout: an evicted pod not deleted within this is counted again. */
 export const DELETION_TIMEOUT_MS = 2 * 60_000;
@@ -142,7 +142,7 @@ export class DisruptionController extends QueueController {
   protected async sync(key: string): Promise<void> {
     const cached = this.pdbs.indexer.getByKey(key);
     if (!cached) return;
-    const pdb = clone(cached);
+    const pdb = jsonClone(cached);
     const [ns] = splitKey(key);
     const sel = selectorOf(pdb);
     // policy/v1: an unset selector selects no pods, an empty one all pods of the namespace.
@@ -286,7 +286,7 @@ export class DisruptionController extends QueueController {
 
   /** failSafe: no disruptions while the status cannot be computed. */
   private async failSafe(pdb: Obj, message: string): Promise<void> {
-    const status: any = { ...(clone(pdb.status) ?? {}), disruptionsAllowed: 0 };
+    const status: any = { ...(jsonClone(pdb.status) ?? {}), disruptionsAllowed: 0 };
     this.setAllowedCondition(status, 'False', 'SyncFailed', message, this.ctx.now());
     await updateStatus(this.client, pdb, status);
   }

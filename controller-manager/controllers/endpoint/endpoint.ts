@@ -6,8 +6,8 @@
 import type { ControllerContext, ControllerDescriptor } from '../../controller';
 import { isNotFound, isAlreadyExists, isConflict, type ResourceClient } from '../../../shared/client';
 import type { SharedIndexInformer } from '../../../shared/informers';
-import { clone, intOption, keyOf, rfc3339, splitKey, unwrap, type Obj } from '../util/base';
-import { jsonEqual } from '../../../shared/api/json-equal';
+import { intOption, keyOf, rfc3339, splitKey, unwrap, type Obj } from '../util/base';
+import { jsonClone, jsonEqual } from '../../../shared/api/json-value';
 import {
   HEADLESS_LABEL,
   TRIGGER_TIME_ANNOTATION,
@@ -154,7 +154,7 @@ export class EndpointsController extends ServicePodController {
     )
       return;
     const next: Obj = current
-      ? clone(current)
+      ? jsonClone(current)
       : { apiVersion: 'v1', kind: 'Endpoints', metadata: { name, namespace: ns } };
     next.metadata.labels = labels;
     const ann = { ...(next.metadata.annotations ?? {}) };

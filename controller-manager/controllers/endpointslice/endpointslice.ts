@@ -9,8 +9,8 @@ import type { ControllerContext, ControllerDescriptor } from '../../controller';
 import { isNotFound, type ResourceClient } from '../../../shared/client';
 import type { SharedIndexInformer } from '../../../shared/informers';
 import { featureGates } from '../../../shared/options/feature-gates';
-import { clone, intOption, splitKey, unwrap, type Obj } from '../util/base';
-import { jsonEqual } from '../../../shared/api/json-equal';
+import { intOption, splitKey, unwrap, type Obj } from '../util/base';
+import { jsonClone, jsonEqual } from '../../../shared/api/json-value';
 import { controllerRef } from '../util/controller-ref';
 import {
   HEADLESS_LABEL,
@@ -170,7 +170,7 @@ export class EndpointSliceController extends ServicePodController {
         apiVersion: 'discovery.k8s.io/v1',
         kind: 'EndpointSlice',
         metadata: reuse
-          ? { ...clone(reuse.metadata), labels }
+          ? { ...jsonClone(reuse.metadata), labels }
           : { generateName: `${name}-`, namespace: ns, labels, ownerReferences: [ref] },
         addressType: w.addressType,
         endpoints: w.endpoints,

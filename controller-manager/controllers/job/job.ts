@@ -13,7 +13,6 @@ import { isNotFound, type ResourceClient } from '../../../shared/client';
 import type { SharedIndexInformer } from '../../../shared/informers';
 import {
   QueueController,
-  clone,
   errMessage,
   getLatest,
   intOption,
@@ -30,6 +29,7 @@ import { PodControl } from '../util/pod';
 import { DEFAULT_BACKOFF_MS, MAX_BACKOFF_MS, type BackoffRecord } from './backoff';
 import { JOB_TRACKING_FINALIZER, hasFinalizer, isJobFinished } from './predicates';
 import { JobSync } from './sync';
+import { jsonClone } from '../../../shared/api/json-value';
 
 export { DEFAULT_BACKOFF_MS, MAX_BACKOFF_MS } from './backoff';
 export { JOB_TRACKING_FINALIZER, isJobFinished } from './predicates';
@@ -141,7 +141,7 @@ export class JobController extends QueueController {
       this.backoff.delete(key);
       return;
     }
-    const job = clone(cached);
+    const job = jsonClone(cached);
     const sel = selectorOf(job);
     if (!sel || sel.empty) return;
     const [ns] = splitKey(key);

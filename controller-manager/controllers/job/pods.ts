@@ -2,12 +2,13 @@
 // the wanted number of active ones, at most MAX_PODS_PER_SYNC at a time and
 // after the backoff; Indexed Jobs get one pod per missing completion index.
 import { isNotFound } from '../../../shared/client';
-import { clone, errMessage, keyOf, slowStartBatch, type Obj } from '../util/base';
+import { errMessage, keyOf, slowStartBatch, type Obj } from '../util/base';
 import { controllerRef } from '../util/controller-ref';
 import { podFromTemplate, podsToDelete } from '../util/pod';
 import { COMPLETION_INDEX, completionIndex } from './indexes';
 import { JOB_TRACKING_FINALIZER, hasFinalizer, isIndexed, isSuspended } from './predicates';
 import type { JobSync } from './sync';
+import { jsonClone } from '../../../shared/api/json-value';
 
 const MAX_PODS_PER_SYNC = 500;
 
@@ -123,6 +124,6 @@ function addCompletionIndexEnv(spec: any): void {
   };
   for (const c of [...(spec.initContainers ?? []), ...(spec.containers ?? [])]) {
     if ((c.env ?? []).some((e: any) => e.name === env.name)) continue;
-    c.env = [...(c.env ?? []), clone(env)];
+    c.env = [...(c.env ?? []), jsonClone(env)];
   }
 }

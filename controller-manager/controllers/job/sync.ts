@@ -1,7 +1,7 @@
 // One sync of one Job (syncJob): counts newly finished pods (uncounted first,
 // then counted once their finalizer is gone), decides whether the Job is
 // complete or failed, has its pods managed, and writes status and conditions.
-import { clone, rfc3339, type Obj } from '../util/base';
+import { rfc3339, type Obj } from '../util/base';
 import { isPodActive, isPodReady } from '../util/pod';
 import { updateStatus } from '../util/status';
 import { pastActiveDeadline, pastBackoffLimitOnFailure, updateBackoff } from './backoff';
@@ -9,6 +9,7 @@ import { completionIndex, formatIndexes, parseIndexes } from './indexes';
 import type { JobController } from './job';
 import { deletePods, manageJob } from './pods';
 import { hasFinalizer, isIndexed, isPodFailed, isSuspended } from './predicates';
+import { jsonClone } from '../../../shared/api/json-value';
 
 /** One sync of one Job (syncJob). */
 export class JobSync {
@@ -21,7 +22,7 @@ export class JobSync {
     public job: Obj,
     private readonly pods: Obj[],
   ) {
-    this.status = clone(job.status ?? {});
+    this.status = jsonClone(job.status ?? {});
     this.now = c.now();
   }
 

@@ -8,7 +8,7 @@ import type { ControllerContext, EventRecorderLike } from '../../controller';
 import { isNotFound, type KubeObject, type ResourceSpec } from '../../../shared/client';
 import { parseLabelSelector, type LabelSelector } from '../../../shared/api/labels';
 import { errMessage, keyOf, rfc3339 } from '../util/base';
-import { jsonEqual } from '../../../shared/api/json-equal';
+import { jsonEqual } from '../../../shared/api/json-value';
 import type { HPAControllerOptions } from './podautoscaler';
 import { ReplicaCalculator } from './replica-calculator';
 import { Normalizer, type ConditionUpdate } from './normalize';

@@ -10,7 +10,6 @@ import { isAlreadyExists, isNotFound, type ResourceClient } from '../../../share
 import type { SharedIndexInformer } from '../../../shared/informers';
 import {
   QueueController,
-  clone,
   errMessage,
   getLatest,
   intOption,
@@ -31,6 +30,7 @@ import { informerWithOwnerIndex, podInformer } from '../util/informers';
 import { isPodAvailable, isPodReady } from '../util/pod';
 import { updateStatus } from '../util/status';
 import { CONTROLLER_REVISION_HASH, applyRevision, ensureRevision, sortRevisions } from '../util/history';
+import { jsonClone } from '../../../shared/api/json-value';
 
 export const POD_NAME_LABEL = 'statefulset.kubernetes.io/pod-name';
 export const POD_INDEX_LABEL = 'apps.kubernetes.io/pod-index';
@@ -114,7 +114,7 @@ export class StatefulSetController extends QueueController {
   protected async sync(key: string): Promise<void> {
     const cached = this.setInformer.indexer.getByKey(key);
     if (!cached) return;
-    const set = clone(cached);
+    const set = jsonClone(cached);
     const sel = selectorOf(set);
     if (!sel || sel.empty) {
       this.recorder.event(set, 'Warning', 'SelectorParsingFailed', 'Sync', 'invalid or empty selector');
@@ -319,7 +319,7 @@ export class StatefulSetController extends QueueController {
 
   private newPod(set: Obj, ordinal: number, revision: string): Obj {
     const name = `${set.metadata.name}-${ordinal}`;
-    const template = clone(set.spec?.template ?? {});
+    const template = jsonClone(set.spec?.template ?? {});
     const meta = template.metadata ?? {};
     const spec = template.spec ?? {};
     spec.hostname = name;
@@ -372,7 +372,7 @@ export class StatefulSetController extends QueueController {
           labels: { ...(t.metadata.labels ?? {}), ...(set.spec?.selector?.matchLabels ?? {}) },
           ...(t.metadata.annotations ? { annotations: { ...t.metadata.annotations } } : {}),
         },
-        spec: clone(t.spec ?? {}),
+        spec: jsonClone(t.spec ?? {}),
       };
       try {
         await this.pvcClient.namespace(ns).create(claim);

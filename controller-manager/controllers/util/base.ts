@@ -46,11 +46,6 @@ export async function getLatest<T extends Obj>(client: ResourceClient<T>, obj: O
   }
 }
 
-/** A deep copy of a JSON object (cache objects must not be changed in place). */
-export function clone<T>(v: T): T {
-  return v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T);
-}
-
 /** RFC 3339 with second precision, as metav1.Time serializes. */
 export function rfc3339(ms: number): string {
   return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');

@@ -3,8 +3,8 @@
 // <owner>-<hash of the patch and collision count>, labelled with that hash, and
 // numbered; an equal template reuses its revision (moved to the newest number).
 import { isAlreadyExists, type OwnerReference, type ResourceClient } from '../../../shared/client';
-import { clone, type Obj } from './base';
-import { jsonEqual } from '../../../shared/api/json-equal';
+import { type Obj } from './base';
+import { jsonClone, jsonEqual } from '../../../shared/api/json-value';
 import { canonicalJSON, Fnv32a, safeEncodeString } from './hash';
 
 export const REVISION_HASH_LABEL = 'controller.kubernetes.io/hash';
@@ -13,12 +13,12 @@ export const CONTROLLER_REVISION_HASH = 'controller-revision-hash';
 
 /** The patch a revision stores: the whole template, replaced. */
 export function templatePatch(template: any): any {
-  return { spec: { template: { ...clone(template ?? {}), $patch: 'replace' } } };
+  return { spec: { template: { ...jsonClone(template ?? {}), $patch: 'replace' } } };
 }
 
 /** The template stored in a revision. */
 export function templateOf(revision: Obj): any {
-  const t = clone(revision.data?.spec?.template ?? {});
+  const t = jsonClone(revision.data?.spec?.template ?? {});
   delete t.$patch;
   return t;
 }
@@ -121,7 +121,7 @@ export async function ensureRevision(
 
 /** Applies a revision's template to a copy of the owner (ApplyRevision). */
 export function applyRevision(owner: Obj, revision: Obj): Obj {
-  const copy = clone(owner);
+  const copy = jsonClone(owner);
   copy.spec = { ...copy.spec, template: templateOf(revision) };
   return copy;
 }

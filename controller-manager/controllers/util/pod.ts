@@ -5,7 +5,8 @@
 import type { EventRecorderLike } from '../../controller';
 import { featureGates } from '../../../shared/options/feature-gates';
 import { isNotFound, type OwnerReference, type ResourceClient } from '../../../shared/client';
-import { clone, errMessage, parseTime, type Obj } from './base';
+import { errMessage, parseTime, type Obj } from './base';
+import { jsonClone } from '../../../shared/api/json-value';
 
 export const POD_DELETION_COST = 'controller.kubernetes.io/pod-deletion-cost';
 
@@ -52,7 +53,7 @@ export function podFromTemplate(
   parentName: string,
   ownerRef: OwnerReference | undefined,
 ): Obj {
-  const t = clone(template ?? {});
+  const t = jsonClone(template ?? {});
   const meta = t.metadata ?? {};
   const pod: Obj = {
     apiVersion: 'v1',

@@ -1,8 +1,8 @@
 // Status writes: PUT .../status with the cached object's resourceVersion, and on
 // a conflict once more on a fresh copy (like the controllers' retry loops).
 import { isConflict, isNotFound, type ResourceClient } from '../../../shared/client';
-import { clone, getLatest, type Obj } from './base';
-import { jsonEqual } from '../../../shared/api/json-equal';
+import { getLatest, type Obj } from './base';
+import { jsonClone, jsonEqual } from '../../../shared/api/json-value';
 
 /**
  * Writes status (computed for obj) unless it equals obj.status. Returns the
@@ -22,7 +22,7 @@ export async function updateStatus<T extends Obj>(
 ): Promise<T | undefined> {
   if (jsonEqual(obj.status ?? {}, status)) return obj;
   const rc = client.namespace(obj.metadata.namespace!);
-  const body = { ...clone(obj), status };
+  const body = { ...jsonClone(obj), status };
   try {
     return await rc.updateStatus(body as T);
   } catch (err) {
