@@ -2,7 +2,7 @@
 // event carries the writer's wall-clock timestamp in data.ts; the latency is
 // the time of receipt (per chunk) minus that stamp. Lines are not parsed as
 // JSON (that would cost the client more CPU than the server spends): the
-// stamp is found by a string search.
+// stamp is found by a byte search.
 import type { Pool } from 'undici';
 import { pool } from './load';
 import type { Target } from './procs';
@@ -34,11 +34,20 @@ export interface WatchResult {
   errorSamples: string[];
 }
 
-const STAMP = '"ts":"';
+const STAMP = Buffer.from('"ts":"');
+const MODIFIED = Buffer.from('{"type":"MODIFIED"');
+const NL = 0x0a;
+const QUOTE = 0x22;
 
+/**
+ * One watch stream. The bytes are searched where they lie (no decoding of the
+ * whole chunk into a string): the event type by a prefix compare, the stamp by
+ * a native search, and only the stamp's digits become a string.
+ */
 class Watcher {
   received = 0;
-  private pending = '';
+  /** The start of a line cut by the end of the previous chunk. */
+  private pending: Buffer | null = null;
   closed = false;
 
   constructor(
@@ -48,22 +57,35 @@ class Watcher {
 
   data(chunk: Buffer): void {
     const now = wallNow();
-    let s = this.pending + chunk.toString('utf8');
-    let nl: number;
-    while ((nl = s.indexOf('\n')) >= 0) {
-      const line = s.slice(0, nl);
-      s = s.slice(nl + 1);
-      if (!line.startsWith('{"type":"MODIFIED"')) {
-        if (line.trim()) this.onError(`unexpected event ${line.slice(0, 200)}`);
-        continue;
-      }
-      const at = line.indexOf(STAMP);
-      if (at < 0) continue;
-      const sent = Number(line.slice(at + STAMP.length, line.indexOf('"', at + STAMP.length)));
-      this.lat.push(now - sent);
-      this.received++;
+    let buf = chunk;
+    if (this.pending) {
+      buf = Buffer.concat([this.pending, chunk]);
+      this.pending = null;
     }
-    this.pending = s;
+    let start = 0;
+    let nl: number;
+    while ((nl = buf.indexOf(NL, start)) >= 0) {
+      this.line(buf, start, nl, now);
+      start = nl + 1;
+    }
+    if (start < buf.length) this.pending = buf.subarray(start);
+  }
+
+  private line(buf: Buffer, start: number, end: number, now: number): void {
+    if (
+      end - start < MODIFIED.length ||
+      buf.compare(MODIFIED, 0, MODIFIED.length, start, start + MODIFIED.length)
+    ) {
+      const text = buf.toString('utf8', start, Math.min(end, start + 200));
+      if (text.trim()) this.onError(`unexpected event ${text}`);
+      return;
+    }
+    const at = buf.indexOf(STAMP, start);
+    if (at < 0 || at >= end) return;
+    const from = at + STAMP.length;
+    const to = buf.indexOf(QUOTE, from);
+    this.lat.push(now - Number(buf.toString('latin1', from, to)));
+    this.received++;
   }
 }
 
