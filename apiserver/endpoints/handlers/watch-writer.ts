@@ -26,7 +26,7 @@ const SLICE_MS = 2;
  */
 const PACE = 1;
 
-class FlushScheduler {
+export class FlushScheduler {
   /** Sinks of the pass under way, written from `offset` round, `done` so far. */
   private current: WatchSink[] = [];
   private offset = 0;
