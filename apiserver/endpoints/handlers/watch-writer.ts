@@ -105,10 +105,12 @@ export interface WatchOutput {
 export function watchOutput(res: Res, frameKey: string | null): WatchOutput {
   const socket = res instanceof ServerResponse ? res.socket : null;
   // Straight to the socket only for a chunked HTTP/1.1 response that owns its connection and has
-  // nothing of its own buffered (Node's response then writes to the socket directly too).
+  // nothing of its own buffered (Node's response then writes to the socket directly too), and
+  // whose write nobody wraps (the audit log's capture of response bodies does).
   if (
     socket &&
     res instanceof ServerResponse &&
+    !Object.hasOwn(res, 'write') &&
     res.headersSent &&
     (res as any).chunkedEncoding === true &&
     (socket as any)._httpMessage === res &&
