@@ -64,4 +64,18 @@ describe('watch flush scheduler', () => {
     }
     assert.ok(lasts.size > 1, `the last watch written was always ${[...lasts][0]}`);
   });
+
+  it('paces passes: after a long pass the next waits about as long as it took', async () => {
+    const fs = new FlushScheduler();
+    const { sinks, until } = recording(40, 0.5);
+    for (const s of sinks) fs.mark(s);
+    await until(40);
+    const passEnd = performance.now();
+    let at = 0;
+    fs.mark({ flush: () => (at = performance.now()) });
+    await new Promise((r) => setTimeout(r, 60));
+    assert.ok(at > 0, 'the next pass ran');
+    // The pass spun 40 x 0.5 ms; the next starts no sooner than ~that after it ended.
+    assert.ok(at - passEnd >= 10, `next pass ${(at - passEnd).toFixed(1)} ms after the long one`);
+  });
 });

@@ -25,6 +25,8 @@ const SLICE_MS = 2;
  * nothing; a thousand: a few milliseconds, during which their next events join).
  */
 const PACE = 1;
+/** The most a pass waits (one pass that wrote a large initial state must not hold up the next). */
+const MAX_WAIT_MS = 25;
 
 export class FlushScheduler {
   /** Sinks of the pass under way, written from `offset` round, `done` so far. */
@@ -74,7 +76,7 @@ export class FlushScheduler {
     }
     const end = performance.now();
     this.busy += end - start;
-    this.earliest = end + this.busy * PACE;
+    this.earliest = end + Math.min(this.busy * PACE, MAX_WAIT_MS);
     this.current = [];
     this.done = 0;
     this.scheduled = false;
