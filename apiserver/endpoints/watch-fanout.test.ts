@@ -187,4 +187,24 @@ describe('watch fan-out', function () {
     for (const w of others) w.close();
     await h1.destroy();
   });
+
+  it('ends a watch with the last chunk, leaving its HTTP/1.1 connection usable', async () => {
+    const created = await api('POST', cms, { body: configMap('reuse', 0) });
+    const rv = created.json.metadata.resourceVersion;
+    const p = pool(1, false);
+    let connections = 0;
+    p.on('connect', () => connections++);
+    const r = await p.request({
+      path: `${cms}?watch=1&resourceVersion=${rv}&timeoutSeconds=1&fieldSelector=metadata.name%3Dreuse`,
+      method: 'GET',
+    });
+    await api('PUT', `${cms}/reuse`, { body: configMap('reuse', 1) });
+    const body = await r.body.text();
+    assert.match(body, /^\{"type":"MODIFIED".*"n":"1"/);
+    const again = await p.request({ path: `${cms}/reuse`, method: 'GET' });
+    assert.equal(again.statusCode, 200);
+    assert.equal(((await again.body.json()) as any).data.n, '1');
+    assert.equal(connections, 1, 'the next request went over the same connection');
+    await p.destroy();
+  });
 });
