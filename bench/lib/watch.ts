@@ -3,8 +3,7 @@
 // the time of receipt (per chunk) minus that stamp. Lines are not parsed as
 // JSON (that would cost the client more CPU than the server spends): the
 // stamp is found by a byte search.
-import type { Pool } from 'undici';
-import { pool } from './load';
+import { Pool } from 'undici';
 import type { Target } from './procs';
 import { Samples, wallNow } from './stats';
 
@@ -104,7 +103,7 @@ export class WatchGroup {
   }
 
   async open(t: WatchOpenTask): Promise<number> {
-    this.p = pool(t.target, t.watchers, t.h2);
+    this.p = watchPool(t.target, t.watchers, t.h2);
     this.p.setMaxListeners?.(0);
     const p = this.p;
     const openOne = async () => {
@@ -157,4 +156,24 @@ export class WatchGroup {
       errorSamples: this.errorSamples,
     };
   }
+}
+
+/**
+ * The watchers' connections: one each over HTTP/1.1, or all as streams of one
+ * h2 connection with client-go's flow-control windows (Go's transport: 4 MB per
+ * stream, 1 GB per connection), so a round of events to hundreds of streams is
+ * not held up waiting for the client's window updates.
+ */
+function watchPool(t: Target, watchers: number, h2 = false): Pool {
+  return new Pool(t.origin, {
+    connections: h2 ? 1 : watchers,
+    pipelining: h2 ? Math.max(1, watchers) : 1,
+    allowH2: h2,
+    maxConcurrentStreams: h2 ? Math.max(100, watchers) : undefined,
+    ...(h2 ? { initialWindowSize: 4 << 20, connectionWindowSize: 1 << 30 } : {}),
+    connect: { ca: t.ca, cert: t.cert, key: t.key },
+    keepAliveTimeout: 60_000,
+    headersTimeout: 60_000,
+    bodyTimeout: 60_000,
+  });
 }
