@@ -158,8 +158,10 @@ const CLOSE_LIST = Buffer.from(']}');
  * per watcher (a Table's first event carries the column definitions).
  */
 export function watchEncoder(rep: Representation, served: ServedResource): (item: WatchItem) => Buffer {
-  const key = watchFrameKey(rep, served);
-  if (key !== null || !rep.as) return (item) => encodeWatchItem(rep, served, item, key!);
+  if (!rep.as) {
+    const key = watchFrameKey(rep, served)!;
+    return (item) => encodeWatchItem(rep, served, item, key);
+  }
   const t =
     rep.as.kind === 'Table'
       ? tableWatchEncoder(printerOf(served), { version: rep.as.version, includeObject: rep.includeObject })
