@@ -55,7 +55,7 @@ const USAGE = `usage: node dist/bench/run.js [options]
   --pods <n>                     pods for list/memory (default 10000)
   --starts <n>                   cold starts (default 5)
   --watchers <n>                 watchers (default 1000)
-  --watch-seconds <s>            update phase length (default 10)
+  --watch-updates <n>            updates of the watched object (default 300, issue 21's shape)
   --update-rate <n>              updates per second (default 100)
   --client-procs <n>             load worker processes for 16+ clients (default 2)
   --watch-procs <n>              worker processes holding the watchers (default 4)
@@ -73,7 +73,7 @@ function options(): Options {
       pods: { type: 'string', default: '10000' },
       starts: { type: 'string', default: '5' },
       watchers: { type: 'string', default: '1000' },
-      'watch-seconds': { type: 'string', default: '10' },
+      'watch-updates': { type: 'string', default: '300' },
       'update-rate': { type: 'string', default: '100' },
       'client-procs': { type: 'string', default: '2' },
       'watch-procs': { type: 'string', default: '4' },
@@ -107,7 +107,7 @@ function options(): Options {
     pods: int('pods', values.pods),
     starts: int('starts', values.starts),
     watchers: int('watchers', values.watchers),
-    watchSeconds: Number(values['watch-seconds']),
+    watchUpdates: int('watch-updates', values['watch-updates']),
     updateRate: Number(values['update-rate']),
     clientProcs: int('client-procs', values['client-procs']),
     watchProcs: int('watch-procs', values['watch-procs']),

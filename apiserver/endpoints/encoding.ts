@@ -158,7 +158,10 @@ const CLOSE_LIST = Buffer.from(']}');
  * per watcher (a Table's first event carries the column definitions).
  */
 export function watchEncoder(rep: Representation, served: ServedResource): (item: WatchItem) => Buffer {
-  if (!rep.as) return (item) => encodeWatchItem(rep, served, item);
+  if (!rep.as) {
+    const key = watchFrameKey(rep, served)!;
+    return (item) => encodeWatchItem(rep, served, item, key);
+  }
   const t =
     rep.as.kind === 'Table'
       ? tableWatchEncoder(printerOf(served), { version: rep.as.version, includeObject: rep.includeObject })
@@ -189,9 +192,21 @@ function plainWatchObject(served: ServedResource, item: WatchItem): unknown {
   );
 }
 
+/**
+ * The key under which a watch item's frame in this representation is memoised on the item,
+ * shared by every watcher; null when each watch encodes its own (Table, metadata-only).
+ */
+export function watchFrameKey(rep: Representation, served: ServedResource): string | null {
+  return rep.as ? null : `${rep.format}|${served.info.groupVersion}`;
+}
+
 /** One watch event frame; shared frames are memoised on the item for every watcher. */
-export function encodeWatchItem(rep: Representation, served: ServedResource, item: WatchItem): Buffer {
-  const key = `${rep.format}|${served.info.groupVersion}`;
+export function encodeWatchItem(
+  rep: Representation,
+  served: ServedResource,
+  item: WatchItem,
+  key = watchFrameKey(rep, served)!,
+): Buffer {
   const frames = (item.frames ??= new Map());
   let f = frames.get(key);
   if (f) return f;

@@ -220,8 +220,11 @@ export class GenericStore {
   ): Promise<{ obj: any; created: boolean }> {
     const { sub } = opts;
     const key = this.key(ctx.namespace, name);
+    /** The state a lost race reported (Kubernetes retries from the failed transaction's read too). */
+    let reported: KeyValue | undefined;
     for (let attempt = 0; ; attempt++) {
-      const kv = (await this.opts.storage.get(key)).kv;
+      const kv = reported ?? (await this.opts.storage.get(key)).kv;
+      reported = undefined;
       const current = kv ? this.decode(kv) : null;
       const out = await this.computeUpdate(ctx, name, current, compute, hooks, sub, opts.allowCreate);
       if (ctx.dryRun || out.action === 'none') {
@@ -260,7 +263,10 @@ export class GenericStore {
           isStorageError(err, 'KeyExists') ||
           isStorageError(err, 'KeyNotFound')
         ) {
-          if (retryAfterConflict(ctx, attempt)) continue;
+          if (retryAfterConflict(ctx, attempt)) {
+            if (isStorageError(err, 'Conflict')) reported = err.current;
+            continue;
+          }
           throw conflict(this.gr, name);
         }
         throw err;

@@ -183,6 +183,8 @@ export class Cacher {
     this.lastChange = ev.revision;
     this.window.add(cev);
     for (const w of this.watchers) w.offer(cev);
+    // The items (and the frames encoded on them) serve this fan-out; the window keeps only the event.
+    cev.items = undefined;
   }
 
   private releaseWaiters(): void {
@@ -266,7 +268,10 @@ export class Cacher {
       w.lastRV = fromRV;
     }
     // Replay what the window holds after fromRV, then go live; all synchronous, so nothing slips between.
-    for (const ev of this.window.since(fromRV)) w.offer(ev);
+    for (const ev of this.window.since(fromRV)) {
+      w.offer(ev);
+      ev.items = undefined;
+    }
     w.lastRV = Math.max(w.lastRV, fromRV);
     this.watchers.add(w);
     return w;

@@ -1,5 +1,7 @@
 // Watchers of the cache: each has a filter and a bounded queue; the cache
 // dispatches every event to every matching watcher synchronously, in order.
+// A reader either iterates (a promise per batch) or listens: it is told when
+// the queue stops being empty and takes what is queued when it can write.
 import type { CachedObject, ObjectAttrs } from './cached-object';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
@@ -41,6 +43,8 @@ export class CacheWatcher implements AsyncIterable<WatchItem[]> {
   private queue: WatchItem[] = [];
   private wake: ((r: IteratorResult<WatchItem[]>) => void) | null = null;
   private closedReason: 'stopped' | 'overflow' | null = null;
+  /** A listening reader (instead of an iterating one). */
+  private listener: (() => void) | null = null;
   /** Revision of the last item queued (events below it are not for us). */
   lastRV: number;
 
@@ -106,6 +110,17 @@ export class CacheWatcher implements AsyncIterable<WatchItem[]> {
       return;
     }
     this.queue.push(item);
+    if (this.listener && this.queue.length === 1) this.listener();
+  }
+
+  /**
+   * Listens instead of iterating: onReady is called whenever the queue goes from
+   * empty to not empty, and once when the watcher closes; the reader then takes
+   * what is queued with takeQueued() (and checks `closed` once it is empty).
+   */
+  listen(onReady: () => void): void {
+    this.listener = onReady;
+    if (this.queue.length || this.closed) onReady();
   }
 
   /** Takes what is queued now without waiting (a writer gathering a window's events). */
@@ -129,6 +144,7 @@ export class CacheWatcher implements AsyncIterable<WatchItem[]> {
     if (this.closed) return;
     this.closedReason = reason;
     this.onClose(this);
+    this.listener?.();
     if (this.wake) {
       const w = this.wake;
       this.wake = null;

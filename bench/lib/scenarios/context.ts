@@ -17,7 +17,8 @@ export interface Options {
   pods: number;
   starts: number;
   watchers: number;
-  watchSeconds: number;
+  /** Updates of the watched object, at updateRate. */
+  watchUpdates: number;
   updateRate: number;
   clientProcs: number;
   watchProcs: number;

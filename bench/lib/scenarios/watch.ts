@@ -53,7 +53,7 @@ export async function watchScenario(ctx: Ctx, a: Instance, h2: boolean): Promise
     ctx.log(`${opened} watchers open in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     await sleep(1000);
 
-    const updates = Math.round(o.updateRate * o.watchSeconds);
+    const updates = o.watchUpdates;
     const interval = 1000 / o.updateRate;
     const putLat = new Samples(updates);
     let putErrors = 0;
