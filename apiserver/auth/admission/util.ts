@@ -52,6 +52,16 @@ export class Lister {
   }
 }
 
+/** The admission configuration resources (admissionregistration.k8s.io) no API-defined policy or webhook applies to. */
+export const ADMISSION_CONFIGURATION_RESOURCES = new Set([
+  'mutatingwebhookconfigurations',
+  'validatingwebhookconfigurations',
+  'validatingadmissionpolicies',
+  'validatingadmissionpolicybindings',
+  'mutatingadmissionpolicies',
+  'mutatingadmissionpolicybindings',
+]);
+
 export const isPods = (a: AdmissionAttributes) => a.group === '' && a.resource === 'pods';
 
 export const MIRROR_POD_ANNOTATION = 'kubernetes.io/config.mirror';

@@ -1,0 +1,279 @@
+// The CEL of MutatingAdmissionPolicy (k8s.io/apiserver/pkg/cel/mutation): the
+// JSONPatch type, the `jsonpatch.escapeKey` function, and Kubernetes' object
+// construction syntax (`Object{spec: Object.spec{replicas: 3}}`, types resolved
+// by their dotted names). The engine underneath parses no message construction
+// at all, so a construction is rewritten before parsing into a call the engine
+// knows (`__k8s_new__("Object.spec", {"replicas": dyn(3)})`): fields become map
+// entries of dyn values, `?field:` entries carry their optional, and the result
+// is an ObjectVal (or a JSONPatch) carrying its type name for the checks
+// Kubernetes makes when the value is used.
+import { CelCompileError, Optional, type CelEnvironment } from './engine';
+
+/** A value built by `Name{...}`: its dotted type name and its fields (the CEL type Object). */
+export class ObjectVal {
+  constructor(
+    readonly typeName: string,
+    readonly fields: Record<string, unknown>,
+  ) {}
+}
+
+/** One JSON patch operation as a mutation expression builds it (`JSONPatch{op: ..., path: ...}`). */
+export class JSONPatch {
+  declare op?: string;
+  declare path?: string;
+  declare from?: string;
+  declare value?: unknown;
+  constructor(fields: Record<string, unknown>) {
+    Object.assign(this, fields);
+  }
+}
+
+const JSONPATCH_FIELDS: Record<string, string> = {
+  op: 'string',
+  path: 'string',
+  from: 'string',
+  value: 'dyn',
+};
+const CONSTRUCT = '__k8s_new__';
+const NEW_OBJECT = '__k8s_new_Object__';
+const NEW_JSONPATCH = '__k8s_new_JSONPatch__';
+const OPTIONAL_MARK = '?';
+
+/** Field values of a construction: optional entries unwrapped or dropped. */
+function fieldsOf(m: unknown): Record<string, unknown> {
+  const entries = m instanceof Map ? [...m.entries()] : Object.entries(m as Record<string, unknown>);
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of entries) {
+    const key = String(k);
+    if (key.startsWith(OPTIONAL_MARK)) {
+      if (v instanceof Optional) {
+        if (v.hasValue()) out[key.slice(1)] = v.value();
+      } else out[key.slice(1)] = v;
+    } else out[key] = v;
+  }
+  return out;
+}
+
+class JsonPatchNamespace {}
+
+/** Declares JSONPatch, object construction and jsonpatch.escapeKey in a mutation environment. */
+export function registerMutationLibrary(env: CelEnvironment): void {
+  env.registerType('JSONPatch', { ctor: JSONPatch, fields: JSONPATCH_FIELDS });
+  // The root of an apply configuration is typed Object (Kubernetes checks it is what the expression returns).
+  env.registerType('Object', ObjectVal);
+  env.registerFunction(
+    `${NEW_OBJECT}(map<string, dyn>): Object`,
+    (m: unknown) => new ObjectVal('Object', fieldsOf(m)),
+  );
+  env.registerFunction(`${NEW_JSONPATCH}(map<string, dyn>): JSONPatch`, (m: unknown) => {
+    const f = fieldsOf(m);
+    for (const k of Object.keys(f))
+      if (!(k in JSONPATCH_FIELDS)) throw new Error(`no such field '${k}' in type JSONPatch`);
+    return new JSONPatch(f);
+  });
+  env.registerFunction(
+    `${CONSTRUCT}(string, map<string, dyn>): dyn`,
+    (name: string, m: unknown) => new ObjectVal(name, fieldsOf(m)),
+  );
+  const NS = 'kubernetes.JsonPatchNamespace';
+  env.registerType(NS, JsonPatchNamespace);
+  env.registerConstant('jsonpatch', NS, new JsonPatchNamespace());
+  env.registerFunction(`${NS}.escapeKey(string): string`, (_ns: unknown, k: string) =>
+    k.replace(/~/g, '~0').replace(/\//g, '~1'),
+  );
+}
+
+// --- the source rewrite -------------------------------------------------------
+
+const IDENT = /[A-Za-z_][A-Za-z0-9_]*/y;
+const KEYWORDS = new Set(['in', 'true', 'false', 'null']);
+
+/** The end (exclusive) of the string literal starting at i, or -1 when none starts there. */
+function stringEnd(src: string, i: number): number {
+  let j = i;
+  let raw = false;
+  while (j < src.length && j - i < 2 && /[rRbB]/.test(src[j])) {
+    if (src[j] === 'r' || src[j] === 'R') raw = true;
+    j++;
+  }
+  const q = src[j];
+  if (q !== '"' && q !== "'") return -1;
+  if (j > i && i > 0 && /[A-Za-z0-9_]/.test(src[i - 1])) return -1; // the prefix was part of a name
+  const triple = src.startsWith(q.repeat(3), j);
+  const close = triple ? q.repeat(3) : q;
+  j += close.length;
+  while (j < src.length) {
+    if (!raw && src[j] === '\\') {
+      j += 2;
+      continue;
+    }
+    if (src.startsWith(close, j)) return j + close.length;
+    if (!triple && src[j] === '\n') return j;
+    j++;
+  }
+  return src.length;
+}
+
+/** Skips a string literal or comment at i; returns the index after it, or i when there is none. */
+function skipLiteral(src: string, i: number): number {
+  if (src.startsWith('//', i)) {
+    const nl = src.indexOf('\n', i);
+    return nl < 0 ? src.length : nl;
+  }
+  const e = stringEnd(src, i);
+  return e < 0 ? i : e;
+}
+
+/** The index of the bracket closing the one opened at `open`, or -1. */
+function matching(src: string, open: number): number {
+  let depth = 0;
+  for (let i = open; i < src.length;) {
+    const s = skipLiteral(src, i);
+    if (s !== i) {
+      i = s;
+      continue;
+    }
+    const c = src[i];
+    if (c === '(' || c === '[' || c === '{') depth++;
+    else if (c === ')' || c === ']' || c === '}') {
+      depth--;
+      if (depth === 0) return i;
+    }
+    i++;
+  }
+  return -1;
+}
+
+/** Splits the text between braces at its top-level commas. */
+function topLevelParts(body: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let start = 0;
+  for (let i = 0; i < body.length;) {
+    const s = skipLiteral(body, i);
+    if (s !== i) {
+      i = s;
+      continue;
+    }
+    const c = body[i];
+    if (c === '(' || c === '[' || c === '{') depth++;
+    else if (c === ')' || c === ']' || c === '}') depth--;
+    else if (c === ',' && depth === 0) {
+      parts.push(body.slice(start, i));
+      start = i + 1;
+    }
+    i++;
+  }
+  parts.push(body.slice(start));
+  if (parts.length && parts[parts.length - 1].trim() === '') parts.pop(); // a trailing comma
+  return parts;
+}
+
+export class ConstructionSyntaxError extends CelCompileError {}
+
+/**
+ * The expression with every `Type.name{field: value}` construction turned into
+ * a function call the engine parses; the source unchanged when it has none.
+ */
+export function rewriteObjectConstruction(src: string): string {
+  let out = '';
+  let i = 0;
+  while (i < src.length) {
+    const s = skipLiteral(src, i);
+    if (s !== i) {
+      out += src.slice(i, s);
+      i = s;
+      continue;
+    }
+    const prev = i > 0 ? src[i - 1] : '';
+    IDENT.lastIndex = i;
+    const m = /[A-Za-z_]/.test(src[i]) && !/[A-Za-z0-9_.]/.test(prev) ? IDENT.exec(src) : null;
+    if (!m) {
+      out += src[i++];
+      continue;
+    }
+    // A qualified name (a.b.c) followed by `{` is a construction.
+    let end = i + m[0].length;
+    while (src[end] === '.') {
+      IDENT.lastIndex = end + 1;
+      const n = IDENT.exec(src);
+      if (!n) break;
+      end = end + 1 + n[0].length;
+    }
+    const name = src.slice(i, end);
+    let brace = end;
+    while (brace < src.length && /\s/.test(src[brace])) brace++;
+    if (src[brace] !== '{' || KEYWORDS.has(name)) {
+      out += name;
+      i = end;
+      continue;
+    }
+    const close = matching(src, brace);
+    if (close < 0) {
+      out += src.slice(i);
+      break;
+    }
+    const entries = topLevelParts(src.slice(brace + 1, close)).map((part) => {
+      const f = /^\s*(\?)?\s*([A-Za-z_][A-Za-z0-9_]*)\s*:([\s\S]*)$/.exec(part);
+      if (!f) throw new ConstructionSyntaxError(`invalid field initializer '${part.trim()}' in ${name}{...}`);
+      const key = JSON.stringify((f[1] ? OPTIONAL_MARK : '') + f[2]);
+      return `${key}: dyn(${rewriteObjectConstruction(f[3])})`;
+    });
+    const map = `{${entries.join(', ')}}`;
+    out +=
+      name === 'JSONPatch'
+        ? `${NEW_JSONPATCH}(${map})`
+        : name === 'Object'
+          ? `${NEW_OBJECT}(${map})`
+          : `${CONSTRUCT}(${JSON.stringify(name)}, ${map})`;
+    i = close + 1;
+  }
+  return out;
+}
+
+// --- values out of CEL --------------------------------------------------------
+
+/** Kubernetes' check that every nested `Object.a.b{}` is named after the path of fields leading to it. */
+export function typeNameErrors(v: unknown, path?: string[]): string[] {
+  const errs: string[] = [];
+  if (v instanceof ObjectVal) {
+    const at = path ?? [v.typeName];
+    const want = at.join('.');
+    if (v.typeName !== want)
+      errs.push(
+        `unexpected type name "${v.typeName}", expected "${want}", which matches field name path from root Object type`,
+      );
+    for (const [k, f] of Object.entries(v.fields)) errs.push(...typeNameErrors(f, [...at, k]));
+  } else if (Array.isArray(v)) {
+    for (const x of v) errs.push(...typeNameErrors(x, path));
+  } else if (v instanceof Map) {
+    for (const x of v.values()) errs.push(...typeNameErrors(x, path));
+  } else if (v && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype) {
+    for (const x of Object.values(v)) errs.push(...typeNameErrors(x, path));
+  }
+  return errs;
+}
+
+/** A CEL value as JSON: ints as numbers, maps and constructed objects as objects, bytes as base64. */
+export function celToJson(v: unknown): unknown {
+  if (typeof v === 'bigint') return Number(v);
+  if (v instanceof Optional) return v.hasValue() ? celToJson(v.value()) : null;
+  if (v instanceof ObjectVal) return celToJson(v.fields);
+  if (v instanceof Uint8Array) return Buffer.from(v).toString('base64');
+  if (v instanceof Date) return v.toISOString().replace(/\.000Z$/, 'Z');
+  if (Array.isArray(v)) return v.map(celToJson);
+  if (v instanceof Map) {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of v) {
+      if (typeof k !== 'string') throw new Error(`map key "${String(k)}" is of type ${typeof k}, not string`);
+      out[k] = celToJson(x);
+    }
+    return out;
+  }
+  if (v && typeof v === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) out[k] = celToJson(x);
+    return out;
+  }
+  return v;
+}
