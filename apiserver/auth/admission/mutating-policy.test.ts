@@ -175,6 +175,11 @@ describe('MutatingAdmissionPolicy', function () {
             'Object{spec: Object.spec{replicas: 5, template: Object.spec.template{metadata: ' +
               'Object.spec.template.metadata{labels: {"mutated": "true"}}}}}',
           ),
+          // containers is a list keyed by name: the sidecar is merged in beside the existing one.
+          applyConfig(
+            'Object{spec: Object.spec{template: Object.spec.template{spec: Object.spec.template.spec{' +
+              'containers: [Object.spec.template.spec.containers{name: "sidecar", image: "busybox"}]}}}}',
+          ),
         ],
       }),
     );
@@ -196,7 +201,17 @@ describe('MutatingAdmissionPolicy', function () {
       });
       assert.equal(d.spec.replicas, 5);
       assert.deepEqual(d.spec.template.metadata.labels, { app: 'web', mutated: 'true' });
-      assert.equal(d.spec.template.spec.containers[0].image, 'nginx');
+      const containers = d.spec.template.spec.containers;
+      assert.deepEqual(
+        containers.map((c: any) => [c.name, c.image]),
+        [
+          ['c', 'nginx'],
+          ['sidecar', 'busybox'],
+        ],
+      );
+      // The mutated object is defaulted again, as Kubernetes defaults it after each mutation.
+      assert.equal(containers[1].terminationMessagePath, '/dev/termination-log');
+      assert.equal(containers[1].imagePullPolicy, 'Always');
     } finally {
       await removeCm();
       await removeDeploy();

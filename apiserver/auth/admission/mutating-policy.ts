@@ -10,7 +10,6 @@
 // the request under Fail ("policy 'p' with binding 'b' denied request: ...").
 // Mutations are not recorded in managedFields (as in Kubernetes: the field
 // manager runs before admission).
-import { applyDefaults } from '../../../shared/api/defaults';
 import { jsonEqual } from '../../../shared/api/json-equal';
 import { StatusError, isStatusError, type Status } from '../../../shared/api/status';
 import { logger } from '../../../shared/log';
@@ -121,11 +120,8 @@ export class MutatingAdmissionPolicy implements AdmissionPlugin {
       try {
         const vars = celVariables(a, param, nsObject, policy.variables);
         const out = await this.mutate(a, m, vars);
-        applyDefaults(out, {
-          group: a.group,
-          version: a.version,
-          kind: a.kind,
-        });
+        // Kubernetes defaults the object after each mutation (built-in and structural schema defaults).
+        this.registry().lookup(a.group, a.version, a.resource)?.store.defaulter(out);
         a.object = out;
       } catch (err) {
         if (isStatusError(err)) throw err;
