@@ -45,7 +45,8 @@ describe('MutatingAdmissionPolicy', function () {
   let api: ReturnType<typeof testRequester>;
 
   before(async () => {
-    srv = await startTestAPIServer();
+    // Every default plugin, ServiceAccount too (the pod test creates the "default" ServiceAccount).
+    srv = await startTestAPIServer({ disableAdmissionPlugins: [] });
     api = testRequester(srv.config);
   });
   after(async () => {
@@ -328,6 +329,30 @@ describe('MutatingAdmissionPolicy', function () {
     } finally {
       await removeFirst();
       await removeSecond();
+    }
+  });
+
+  it('the reinvoked mutating phase leaves the other plugins idempotent (a pod keeps one token volume)', async () => {
+    const sa = await api('POST', '/api/v1/namespaces/default/serviceaccounts', {
+      body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default' } },
+    });
+    assert.ok(sa.status === 201 || sa.status === 409, JSON.stringify(sa.json));
+    const remove = await install(
+      policy('label-pods', { matchConstraints: rules(['pods']), mutations: [addLabel('stamped', '"yes"')] }),
+    );
+    try {
+      const pod = await create('/api/v1/namespaces/default/pods', {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'p' },
+        spec: { containers: [{ name: 'c', image: 'busybox' }] },
+      });
+      assert.deepEqual(pod.metadata.labels, { stamped: 'yes' });
+      const tokenVolumes = pod.spec.volumes.filter((v: any) => v.name.startsWith('kube-api-access-'));
+      assert.equal(tokenVolumes.length, 1, JSON.stringify(pod.spec.volumes));
+      assert.equal(pod.spec.containers[0].volumeMounts.length, 1);
+    } finally {
+      await remove();
     }
   });
 
