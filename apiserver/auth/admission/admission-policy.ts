@@ -275,15 +275,19 @@ export class PolicySource {
   }
 
   /** The namespace object of the request (null for cluster-scoped requests and namespaces themselves). */
-  async namespaceObject(a: AdmissionAttributes): Promise<any> {
+  private async namespaceObject(a: AdmissionAttributes): Promise<any> {
     if (!a.namespace || (a.group === '' && a.resource === 'namespaces')) return null;
     return (await this.namespaces.get('', a.namespace)) ?? null;
   }
 
-  /** Every binding (by name) whose policy exists and whose match rules select the request. */
-  async invocations(a: AdmissionAttributes, nsObject: any): Promise<Invocation[]> {
+  /**
+   * Every binding (by name) whose policy exists and whose match rules select
+   * the request, and the request's namespace object (read only when there are bindings).
+   */
+  async select(a: AdmissionAttributes): Promise<{ invocations: Invocation[]; namespaceObject: any }> {
     const bindings = await this.bindings.list();
-    if (!bindings.length) return [];
+    if (!bindings.length) return { invocations: [], namespaceObject: null };
+    const nsObject = await this.namespaceObject(a);
     const served = this.registry().lookup(a.group, a.version, a.resource);
     const namespaced = served ? served.info.namespaced && a.resource !== 'namespaces' : !!a.namespace;
     const nsLabels: Record<string, string> | null =
@@ -302,6 +306,6 @@ export class PolicySource {
         continue;
       out.push({ policy, binding, params: await this.params(policy, binding, a) });
     }
-    return out;
+    return { invocations: out, namespaceObject: nsObject };
   }
 }

@@ -119,6 +119,14 @@ describe('MutatingAdmissionPolicy', function () {
       const owned = JSON.stringify(stored.metadata.managedFields);
       assert.ok(!owned.includes('example.com/mutated'), owned);
 
+      // An update that drops the label gets it back.
+      const put = await api('PUT', `${CMS}/plain`, {
+        body: { ...cm('plain', { a: '2' }), metadata: { name: 'plain' } },
+      });
+      assert.equal(put.status, 200, JSON.stringify(put.json));
+      assert.deepEqual(put.json.metadata.labels, { 'example.com/mutated': 'from-param' });
+      assert.deepEqual(put.json.data, { a: '2' });
+
       const labelled = await create(CMS, cm('labelled', { a: '1' }, { team: 'x' }));
       assert.deepEqual(labelled.metadata.labels, { team: 'x', 'example.com/mutated': 'from-param' });
 

@@ -54,27 +54,25 @@ export class MutatingAdmissionPolicy implements AdmissionPlugin {
   async admit(a: AdmissionAttributes): Promise<void> {
     if (a.operation === 'DELETE') return;
     if (a.group === GROUP && ADMISSION_CONFIGURATION_RESOURCES.has(a.resource)) return;
-    const r = a.reinvocation;
-    const state = r?.value(PLUGIN, () => new HookReinvocation());
-    if (r?.isReinvoke && state?.changedSinceLastInvocation(a.object))
-      state.requireReinvokingPreviouslyInvoked();
-    try {
-      await this.dispatch(a, state);
-    } finally {
-      state?.setLastInvocationOutput(a.object);
-    }
-  }
-
-  private async dispatch(a: AdmissionAttributes, state: HookReinvocation | undefined): Promise<void> {
-    const nsObject = await this.source.namespaceObject(a);
-    const invocations = await this.source.invocations(a, nsObject);
+    const { invocations, namespaceObject } = await this.source.select(a);
+    if (!invocations.length) return;
     const errors: PolicyError[] = [];
+    const runnable: { inv: Invocation; param: any }[] = [];
     for (const inv of invocations) {
-      if (!Array.isArray(inv.params)) {
-        errors.push({ policy: inv.policy, binding: inv.binding, message: inv.params.error });
-        continue;
+      if (Array.isArray(inv.params)) for (const param of inv.params) runnable.push({ inv, param });
+      else errors.push({ policy: inv.policy, binding: inv.binding, message: inv.params.error });
+    }
+    if (runnable.length) {
+      const r = a.reinvocation;
+      const state = r?.value(PLUGIN, () => new HookReinvocation());
+      if (r?.isReinvoke && state?.changedSinceLastInvocation(a.object))
+        state.requireReinvokingPreviouslyInvoked();
+      try {
+        for (const { inv, param } of runnable)
+          await this.invoke(a, inv, param, namespaceObject, state, errors);
+      } finally {
+        state?.setLastInvocationOutput(a.object);
       }
-      for (const param of inv.params) await this.invoke(a, inv, param, nsObject, state, errors);
     }
     const failing = errors.filter((e) => (e.policy.spec?.failurePolicy ?? 'Fail') !== 'Ignore');
     for (const e of errors)

@@ -74,8 +74,8 @@ export class ValidatingAdmissionPolicy implements AdmissionPlugin {
 
   async validate(a: AdmissionAttributes): Promise<void> {
     if (a.group === GROUP && ADMISSION_CONFIGURATION_RESOURCES.has(a.resource)) return;
-    const nsObject = await this.source.namespaceObject(a);
-    for (const inv of await this.source.invocations(a, nsObject)) await this.evaluate(inv, a, nsObject);
+    const { invocations, namespaceObject } = await this.source.select(a);
+    for (const inv of invocations) await this.evaluate(inv, a, namespaceObject);
   }
 
   private async evaluate(inv: Invocation, a: AdmissionAttributes, nsObject: any): Promise<void> {
