@@ -1,7 +1,8 @@
 // The registry side of MutatingAdmissionPolicy and its bindings: what
 // Kubernetes' validation refuses when they are written (422 Invalid with its
-// field paths): mutations required, patchType and the matching expression
-// field, failurePolicy / reinvocationPolicy values, and CEL that does not
+// field paths): matchConstraints (no DELETE), reinvocationPolicy and mutations
+// required, patchType and the matching expression field, failurePolicy values,
+// and CEL that does not
 // compile ("spec.mutations[0].jsonPatch.expression: Invalid value: ...:
 // compilation failed: ...").
 import {
@@ -43,14 +44,34 @@ function mutationErrors(m: any, path: string): FieldError[] {
   return errs;
 }
 
+const OPERATIONS = ['*', 'CONNECT', 'CREATE', 'UPDATE'];
+
+/** matchConstraints is required, with resource rules (they give the policy its types); DELETE may not be matched. */
+function matchConstraintsErrors(m: any): FieldError[] {
+  if (!m) return [required('spec.matchConstraints', '')];
+  const rules = Array.isArray(m.resourceRules) ? m.resourceRules : [];
+  if (!rules.length) return [required('spec.matchConstraints.resourceRules', '')];
+  const errs: FieldError[] = [];
+  rules.forEach((r: any, i: number) =>
+    (Array.isArray(r?.operations) ? r.operations : []).forEach((op: unknown, j: number) => {
+      if (typeof op !== 'string' || !OPERATIONS.includes(op))
+        errs.push(notSupported(`spec.matchConstraints.resourceRules[${i}].operations[${j}]`, op, OPERATIONS));
+    }),
+  );
+  return errs;
+}
+
 /** A MutatingAdmissionPolicy as Kubernetes validates it on create and update. */
 export function mutatingPolicyErrors(policy: any): FieldError[] {
   const spec = policy?.spec ?? {};
   const errs: FieldError[] = [];
   if (spec.failurePolicy !== undefined && !['Ignore', 'Fail'].includes(spec.failurePolicy))
     errs.push(notSupported('spec.failurePolicy', spec.failurePolicy, ['Fail', 'Ignore']));
-  if (spec.reinvocationPolicy !== undefined && !['Never', 'IfNeeded'].includes(spec.reinvocationPolicy))
+  if (spec.reinvocationPolicy === undefined || spec.reinvocationPolicy === '')
+    errs.push(required('spec.reinvocationPolicy', ''));
+  else if (!['Never', 'IfNeeded'].includes(spec.reinvocationPolicy))
     errs.push(notSupported('spec.reinvocationPolicy', spec.reinvocationPolicy, ['IfNeeded', 'Never']));
+  errs.push(...matchConstraintsErrors(spec.matchConstraints));
   const mutations = Array.isArray(spec.mutations) ? spec.mutations : [];
   if (!mutations.length) errs.push(required('spec.mutations', 'mutations must contain at least one item'));
   mutations.forEach((m: any, i: number) => errs.push(...mutationErrors(m, `spec.mutations[${i}]`)));

@@ -403,12 +403,37 @@ describe('MutatingAdmissionPolicy', function () {
     );
 
     const none = await api('POST', `${ADM}/mutatingadmissionpolicies`, {
-      body: policy('no-mutations', {}),
+      body: {
+        ...policy('no-mutations', {}),
+        spec: {
+          matchConstraints: {
+            resourceRules: [
+              { apiGroups: [''], apiVersions: ['v1'], operations: ['DELETE'], resources: ['pods'] },
+            ],
+          },
+        },
+      },
     });
     assert.equal(none.status, 422, JSON.stringify(none.json));
     assert.match(
       none.json.message,
       /spec\.mutations: Required value: mutations must contain at least one item/,
+    );
+    assert.match(none.json.message, /spec\.reinvocationPolicy: Required value/);
+    assert.match(
+      none.json.message,
+      /spec\.matchConstraints\.resourceRules\[0\]\.operations\[0\]: Unsupported value: "DELETE"/,
+    );
+    const unmatched = await api('POST', `${ADM}/mutatingadmissionpolicies`, {
+      body: {
+        ...policy('no-match', {}),
+        spec: { reinvocationPolicy: 'Never', mutations: [addLabel('a', '"b"')] },
+      },
+    });
+    assert.equal(unmatched.status, 422, JSON.stringify(unmatched.json));
+    assert.equal(
+      unmatched.json.message,
+      'MutatingAdmissionPolicy.admissionregistration.k8s.io "no-match" is invalid: spec.matchConstraints: Required value',
     );
   });
 });
