@@ -16,7 +16,7 @@ function evaluate(src: string, object: unknown = {}): unknown {
   const env = newEnvironment();
   env.registerVariable('object', 'dyn');
   registerMutationLibrary(env);
-  return compile(env, rewriteObjectConstruction(src)).evaluate({ object });
+  return compile(env, src, rewriteObjectConstruction(src)).evaluate({ object });
 }
 
 describe('cel mutation library', () => {
@@ -24,10 +24,8 @@ describe('cel mutation library', () => {
     const env = newEnvironment();
     env.registerVariable('object', 'dyn');
     registerMutationLibrary(env);
-    const p = compile(
-      env,
-      rewriteObjectConstruction('[JSONPatch{op: "add", path: "/metadata/labels/a", value: object.v}]'),
-    );
+    const src = '[JSONPatch{op: "add", path: "/metadata/labels/a", value: object.v}]';
+    const p = compile(env, src, rewriteObjectConstruction(src));
     assert.equal(p.outputType, 'list<JSONPatch>');
     const out = p.evaluate({ object: { v: 3n } }) as JSONPatch[];
     assert.ok(out[0] instanceof JSONPatch);
@@ -61,12 +59,51 @@ describe('cel mutation library', () => {
 
   it('leaves strings, comments, map literals and `in` alone', () => {
     const src = `"Object{a: 1}" + 'x{' // Object{b: 2}\n`;
-    assert.equal(rewriteObjectConstruction(src), src);
-    assert.equal(rewriteObjectConstruction('"a" in {"a": 1}'), '"a" in {"a": 1}');
+    assert.equal(rewriteObjectConstruction(src).text, src);
+    assert.equal(rewriteObjectConstruction('"a" in {"a": 1}').text, '"a" in {"a": 1}');
     assert.equal(evaluate('"a" in {"a": 1} && r"Object{" == "Object{"'), true);
   });
 
   it('escapes JSON pointer keys', () => {
     assert.equal(evaluate(`jsonpatch.escapeKey('k8s.io/my~label')`), 'k8s.io~1my~0label');
+  });
+});
+
+describe('cel mutation compile errors', () => {
+  const env = () => {
+    const e = newEnvironment();
+    e.registerVariable('object', 'dyn');
+    registerMutationLibrary(e);
+    return e;
+  };
+  const error = (src: string) => {
+    try {
+      compile(env(), src, rewriteObjectConstruction(src));
+    } catch (e) {
+      return (e as Error).message;
+    }
+    return 'compiled';
+  };
+
+  it('point into the expression as written, not the rewritten one', () => {
+    assert.equal(
+      error('Object{spec: Object.spec{replicas: nope}}'),
+      "ERROR: <input>:1:36: undeclared reference to 'nope' (in container '')\n" +
+        ' | Object{spec: Object.spec{replicas: nope}}\n' +
+        ' | ...................................^',
+    );
+    assert.match(
+      error('[JSONPatch{op: "add", path: 1 +}]'),
+      /^ERROR: <input>:1:\d+: Syntax error: .*\n \| \[JSONPatch\{op/,
+    );
+  });
+
+  it('refuse an initializer that is not name: value', () => {
+    assert.equal(
+      error('Object{spec}'),
+      "ERROR: <input>:1:8: Syntax error: expected a field initializer 'name: value' in Object{...}\n" +
+        ' | Object{spec}\n' +
+        ' | .......^',
+    );
   });
 });

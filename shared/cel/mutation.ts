@@ -7,7 +7,7 @@
 // entries of dyn values, `?field:` entries carry their optional, and the result
 // is an ObjectVal (or a JSONPatch) carrying its type name for the checks
 // Kubernetes makes when the value is used.
-import { CelCompileError, Optional, type CelEnvironment } from './engine';
+import { CelCompileError, Optional, syntaxError, type CelEnvironment } from './engine';
 
 /** A value built by `Name{...}`: its dotted type name and its fields (the CEL type Object). */
 export class ObjectVal {
@@ -144,44 +144,65 @@ function matching(src: string, open: number): number {
   return -1;
 }
 
-/** Splits the text between braces at its top-level commas. */
-function topLevelParts(body: string): string[] {
-  const parts: string[] = [];
+/** The [start, end) ranges of src between `from` and `to` split at top-level commas (a trailing comma ends none). */
+function topLevelParts(src: string, from: number, to: number): [number, number][] {
+  const parts: [number, number][] = [];
   let depth = 0;
-  let start = 0;
-  for (let i = 0; i < body.length;) {
-    const s = skipLiteral(body, i);
+  let start = from;
+  for (let i = from; i < to;) {
+    const s = skipLiteral(src, i);
     if (s !== i) {
       i = s;
       continue;
     }
-    const c = body[i];
+    const c = src[i];
     if (c === '(' || c === '[' || c === '{') depth++;
     else if (c === ')' || c === ']' || c === '}') depth--;
     else if (c === ',' && depth === 0) {
-      parts.push(body.slice(start, i));
+      parts.push([start, i]);
       start = i + 1;
     }
     i++;
   }
-  parts.push(body.slice(start));
-  if (parts.length && parts[parts.length - 1].trim() === '') parts.pop(); // a trailing comma
+  parts.push([start, to]);
+  const last = parts[parts.length - 1];
+  if (src.slice(last[0], last[1]).trim() === '') parts.pop();
   return parts;
 }
 
+/** A construction the rewrite cannot read (a part that is not `name: value`). */
 export class ConstructionSyntaxError extends CelCompileError {}
 
-/**
- * The expression with every `Type.name{field: value}` construction turned into
- * a function call the engine parses; the source unchanged when it has none.
- */
-export function rewriteObjectConstruction(src: string): string {
-  let out = '';
-  let i = 0;
-  while (i < src.length) {
+/** An expression rewritten for the engine, and where each of its characters came from. */
+export interface Rewritten {
+  text: string;
+  /** The position in the original expression of a position in text. */
+  position(p: number): number;
+}
+
+class Output {
+  text = '';
+  readonly origin: number[] = [];
+  /** Text standing for the original at `at`. */
+  emit(text: string, at: number): void {
+    this.text += text;
+    for (let k = 0; k < text.length; k++) this.origin.push(at);
+  }
+  copy(src: string, from: number, to: number): void {
+    this.text += src.slice(from, to);
+    for (let k = from; k < to; k++) this.origin.push(k);
+  }
+}
+
+const FIELD = /\s*(\?)?\s*([A-Za-z_][A-Za-z0-9_]*)\s*:/y;
+
+/** Rewrites src[from, to) into out (see rewriteObjectConstruction). */
+function rewrite(src: string, from: number, to: number, out: Output): void {
+  let i = from;
+  while (i < to) {
     const s = skipLiteral(src, i);
     if (s !== i) {
-      out += src.slice(i, s);
+      out.copy(src, i, Math.min(s, to));
       i = s;
       continue;
     }
@@ -189,7 +210,8 @@ export function rewriteObjectConstruction(src: string): string {
     IDENT.lastIndex = i;
     const m = /[A-Za-z_]/.test(src[i]) && !/[A-Za-z0-9_.]/.test(prev) ? IDENT.exec(src) : null;
     if (!m) {
-      out += src[i++];
+      out.copy(src, i, i + 1);
+      i++;
       continue;
     }
     // A qualified name (a.b.c) followed by `{` is a construction.
@@ -202,33 +224,53 @@ export function rewriteObjectConstruction(src: string): string {
     }
     const name = src.slice(i, end);
     let brace = end;
-    while (brace < src.length && /\s/.test(src[brace])) brace++;
-    if (src[brace] !== '{' || KEYWORDS.has(name)) {
-      out += name;
+    while (brace < to && /\s/.test(src[brace])) brace++;
+    const close = src[brace] === '{' && !KEYWORDS.has(name) ? matching(src, brace) : -1;
+    if (close < 0 || close >= to) {
+      out.copy(src, i, end);
       i = end;
       continue;
     }
-    const close = matching(src, brace);
-    if (close < 0) {
-      out += src.slice(i);
-      break;
-    }
-    const entries = topLevelParts(src.slice(brace + 1, close)).map((part) => {
-      const f = /^\s*(\?)?\s*([A-Za-z_][A-Za-z0-9_]*)\s*:([\s\S]*)$/.exec(part);
-      if (!f) throw new ConstructionSyntaxError(`invalid field initializer '${part.trim()}' in ${name}{...}`);
-      const key = JSON.stringify((f[1] ? OPTIONAL_MARK : '') + f[2]);
-      return `${key}: dyn(${rewriteObjectConstruction(f[3])})`;
-    });
-    const map = `{${entries.join(', ')}}`;
-    out +=
+    out.emit(
       name === 'JSONPatch'
-        ? `${NEW_JSONPATCH}(${map})`
+        ? `${NEW_JSONPATCH}({`
         : name === 'Object'
-          ? `${NEW_OBJECT}(${map})`
-          : `${CONSTRUCT}(${JSON.stringify(name)}, ${map})`;
+          ? `${NEW_OBJECT}({`
+          : `${CONSTRUCT}(${JSON.stringify(name)}, {`,
+      i,
+    );
+    topLevelParts(src, brace + 1, close).forEach(([a, b], n) => {
+      FIELD.lastIndex = a;
+      const f = FIELD.exec(src);
+      if (!f || FIELD.lastIndex > b) {
+        let at = a;
+        while (at < b && /\s/.test(src[at])) at++;
+        throw new ConstructionSyntaxError(
+          syntaxError(src, `Syntax error: expected a field initializer 'name: value' in ${name}{...}`, at),
+        );
+      }
+      if (n > 0) out.emit(', ', a);
+      out.emit(`${JSON.stringify((f[1] ? OPTIONAL_MARK : '') + f[2])}: dyn(`, a);
+      rewrite(src, FIELD.lastIndex, b, out);
+      out.emit(')', b);
+    });
+    out.emit('})', close);
     i = close + 1;
   }
-  return out;
+}
+
+/**
+ * The expression with every `Type.name{field: value}` construction turned into
+ * a function call the engine parses (the source unchanged when it has none),
+ * with the way back to positions in the source for error messages.
+ */
+export function rewriteObjectConstruction(src: string): Rewritten {
+  const out = new Output();
+  rewrite(src, 0, src.length, out);
+  return {
+    text: out.text,
+    position: (p) => (p < out.origin.length ? out.origin[p] : src.length),
+  };
 }
 
 // --- values out of CEL --------------------------------------------------------

@@ -12,6 +12,7 @@ import {
   newEnvironment,
   type CelEnvironment,
   type Program,
+  type SourceForm,
 } from '../../../shared/cel/engine';
 import { jsonToCel } from '../../../shared/cel/schema';
 import type { Registry } from '../../registry/registry';
@@ -53,10 +54,10 @@ export interface Expr {
 export function compileExpr(
   source: string,
   env: () => CelEnvironment = policyEnvironment,
-  rewrite: (s: string) => string = (s) => s,
+  form?: (s: string) => SourceForm,
 ): Expr {
   try {
-    return { source, program: compile(env(), rewrite(source)) };
+    return { source, program: compile(env(), source, form?.(source)) };
   } catch (e) {
     if (!(e instanceof CelCompileError)) throw e;
     return { source, error: `compilation failed: ${e.message}` };
