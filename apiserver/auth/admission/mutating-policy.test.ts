@@ -364,6 +364,67 @@ describe('MutatingAdmissionPolicy', function () {
     }
   });
 
+  it('mutates custom resources by their structural schema (list sets merged, defaults applied)', async () => {
+    const crd = {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'widgets.map.example.com' },
+      spec: {
+        group: 'map.example.com',
+        scope: 'Namespaced',
+        names: { plural: 'widgets', kind: 'Widget' },
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: {
+              openAPIV3Schema: {
+                type: 'object',
+                properties: {
+                  spec: {
+                    type: 'object',
+                    properties: {
+                      tags: { type: 'array', items: { type: 'string' }, 'x-kubernetes-list-type': 'set' },
+                      size: { type: 'string', default: 'small' },
+                      tier: { type: 'string' },
+                    },
+                  },
+                },
+              },
+            },
+          },
+        ],
+      },
+    };
+    await create('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd);
+    const widgets = '/apis/map.example.com/v1/namespaces/default/widgets';
+    for (let i = 0; i < 400 && (await api('GET', widgets)).status !== 200; i++) await sleep(25);
+    const remove = await install(
+      policy('tag-widgets', {
+        matchConstraints: rules(['widgets'], 'map.example.com'),
+        mutations: [
+          applyConfig('Object{spec: Object.spec{tags: ["mutated"]}}'),
+          // Removing a defaulted field: the defaults are applied again after the mutation.
+          jsonPatch(
+            '[JSONPatch{op: "remove", path: "/spec/size"}, JSONPatch{op: "add", path: "/spec/tier", value: "gold"}]',
+          ),
+        ],
+      }),
+    );
+    try {
+      const w = await create(widgets, {
+        apiVersion: 'map.example.com/v1',
+        kind: 'Widget',
+        metadata: { name: 'w' },
+        spec: { tags: ['mine'] },
+      });
+      assert.deepEqual(w.spec, { tags: ['mine', 'mutated'], size: 'small', tier: 'gold' });
+    } finally {
+      await remove();
+    }
+  });
+
   it('refuses policies Kubernetes refuses, with its field paths', async () => {
     const bad = policy('invalid', {
       mutations: [
