@@ -296,6 +296,12 @@ describe('MutatingAdmissionPolicy', function () {
             '[JSONPatch{op: "test", path: "/data/a", value: "other"}, JSONPatch{op: "remove", path: "/data/a"}]',
           ),
           jsonPatch('object.metadata.name == "bad-op" ? [JSONPatch{op: "remove", path: "/data/nope"}] : []'),
+          jsonPatch(
+            'object.metadata.name == "bad-field" ? [JSONPatch{op: "add", path: "/datum", value: 1}] : []',
+          ),
+          jsonPatch(
+            'object.metadata.name == "bad-type" ? [JSONPatch{op: "add", path: "/data/n", value: 1}] : []',
+          ),
         ],
       }),
     );
@@ -307,6 +313,19 @@ describe('MutatingAdmissionPolicy', function () {
       assert.equal(
         r.json.message,
         "policy 'patch-ops' with binding 'patch-ops-binding' denied request: JSON Patch: Unable to remove nonexistent key: nope: missing value",
+      );
+      // The patched object is decoded strictly into its Go type: an internal error, not a policy failure.
+      const unknown = await api('POST', CMS, { body: cm('bad-field') });
+      assert.equal(unknown.status, 500, JSON.stringify(unknown.json));
+      assert.equal(
+        unknown.json.message,
+        'Internal error occurred: strict decoding error: unknown field "datum"',
+      );
+      const wrongType = await api('POST', CMS, { body: cm('bad-type') });
+      assert.equal(wrongType.status, 500, JSON.stringify(wrongType.json));
+      assert.equal(
+        wrongType.json.message,
+        'Internal error occurred: json: cannot unmarshal number into Go struct field ConfigMap.data of type string',
       );
     } finally {
       await remove();

@@ -11,7 +11,9 @@
 // Mutations are not recorded in managedFields (as in Kubernetes: the field
 // manager runs before admission).
 import { jsonEqual } from '../../../shared/api/json-equal';
-import { StatusError, isStatusError, type Status } from '../../../shared/api/status';
+import { definitionOf } from '../../../shared/api/schema';
+import { internalError, isStatusError, StatusError, type Status } from '../../../shared/api/status';
+import { checkFields } from '../../../shared/api/unknown-fields';
 import { logger } from '../../../shared/log';
 import { JSONPatch, celToJson, typeNameErrors } from '../../../shared/cel/mutation';
 import { JSONPatchError, applyJSONPatchOps, type JSONPatchOperation } from '../../apply/json-patch';
@@ -137,7 +139,7 @@ export class MutatingAdmissionPolicy implements AdmissionPlugin {
   private async mutate(a: AdmissionAttributes, m: Mutation, vars: Record<string, unknown>): Promise<any> {
     if (m.expr.error) throw new Error(m.expr.error);
     const result = run(m.expr, vars);
-    if (m.patchType === 'JSONPatch') return applyPatch(a.object, jsonPatchOps(result));
+    if (m.patchType === 'JSONPatch') return decodePatched(a, applyPatch(a.object, jsonPatchOps(result)));
     return applyConfiguration(this.registry(), a, result);
   }
 }
@@ -171,6 +173,21 @@ function applyPatch(object: any, ops: JSONPatchOperation[]): any {
     if (/^testing value .* failed: test failed$/.test(err.message)) return structuredClone(object);
     throw new Error(`JSON Patch: ${err.message}`, { cause: err });
   }
+}
+
+/**
+ * A patched built-in object decoded strictly into its Go type, as Kubernetes
+ * decodes it: a wrong type or an unknown field is an internal error (500),
+ * whatever the failurePolicy. Custom resources decode as unstructured objects.
+ */
+function decodePatched(a: AdmissionAttributes, out: any): any {
+  const definition = definitionOf({ group: a.group, version: a.version, kind: a.kind });
+  if (!definition || !out || typeof out !== 'object') return out;
+  const r = checkFields(out, definition, { collectUnknown: true });
+  if (r.error) throw internalError(new Error(r.error));
+  const unknown = r.strict.filter((s) => s.startsWith('unknown field'));
+  if (unknown.length) throw internalError(new Error(`strict decoding error: ${unknown.join(', ')}`));
+  return out;
 }
 
 /**
