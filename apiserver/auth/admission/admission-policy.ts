@@ -18,8 +18,9 @@ import { jsonToCel } from '../../../shared/cel/schema';
 import type { Registry } from '../../registry/registry';
 import type { AdmissionAttributes } from './types';
 import { Lister } from './util';
-export { ADMISSION_CONFIGURATION_RESOURCES } from './util';
 import { ruleMatches } from './webhook';
+
+export { ADMISSION_CONFIGURATION_RESOURCES } from './util';
 
 export const GROUP = 'admissionregistration.k8s.io';
 
