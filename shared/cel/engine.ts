@@ -210,6 +210,14 @@ export function compile(env: Environment, source: string, form?: SourceForm): Pr
   };
 }
 
+let durationPrototype: object | undefined;
+
+/** Whether a value is a CEL duration (the library does not export its class). */
+export function isDuration(v: unknown): boolean {
+  durationPrototype ??= Object.getPrototypeOf(compile(newEnvironment(), 'duration("1s")').evaluate({}));
+  return typeof v === 'object' && v !== null && Object.getPrototypeOf(v) === durationPrototype;
+}
+
 /** cel-go's runtime error texts (Kubernetes prefixes them to "evaluating rule: ..."). */
 function runtimeMessage(summary: string): string {
   const m = /^No such key: (.*)$/.exec(summary);

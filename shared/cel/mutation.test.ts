@@ -64,6 +64,18 @@ describe('cel mutation library', () => {
     assert.equal(evaluate('"a" in {"a": 1} && r"Object{" == "Object{"'), true);
   });
 
+  it('turns values into JSON as Kubernetes does', () => {
+    assert.deepEqual(
+      celToJson(
+        evaluate(
+          '{"t": dyn(timestamp("2024-01-01T00:00:00Z")), "d": dyn(duration("90s")), "b": dyn(b"ab"), ' +
+            '"n": dyn(2), "f": dyn(1.5), "l": dyn([1])}',
+        ),
+      ),
+      { t: '2024-01-01T00:00:00Z', d: '90s', b: 'YWI=', n: 2, f: 1.5, l: [1] },
+    );
+  });
+
   it('escapes JSON pointer keys', () => {
     assert.equal(evaluate(`jsonpatch.escapeKey('k8s.io/my~label')`), 'k8s.io~1my~0label');
   });

@@ -7,7 +7,7 @@
 // entries of dyn values, `?field:` entries carry their optional, and the result
 // is an ObjectVal (or a JSONPatch) carrying its type name for the checks
 // Kubernetes makes when the value is used.
-import { CelCompileError, Optional, syntaxError, type CelEnvironment } from './engine';
+import { CelCompileError, isDuration, Optional, syntaxError, type CelEnvironment } from './engine';
 
 /** A value built by `Name{...}`: its dotted type name and its fields (the CEL type Object). */
 export class ObjectVal {
@@ -296,13 +296,19 @@ export function typeNameErrors(v: unknown, path?: string[]): string[] {
   return errs;
 }
 
-/** A CEL value as JSON: ints as numbers, maps and constructed objects as objects, bytes as base64. */
+/**
+ * A CEL value as JSON, as Kubernetes converts it (through protobuf's Value):
+ * ints as numbers, maps and constructed objects as objects, bytes as base64,
+ * timestamps and durations as their protobuf JSON strings.
+ */
 export function celToJson(v: unknown): unknown {
   if (typeof v === 'bigint') return Number(v);
   if (v instanceof Optional) return v.hasValue() ? celToJson(v.value()) : null;
   if (v instanceof ObjectVal) return celToJson(v.fields);
   if (v instanceof Uint8Array) return Buffer.from(v).toString('base64');
   if (v instanceof Date) return v.toISOString().replace(/\.000Z$/, 'Z');
+  if (isDuration(v)) return String(v); // protobuf JSON: "90s", "1.5s"
+
   if (Array.isArray(v)) return v.map(celToJson);
   if (v instanceof Map) {
     const out: Record<string, unknown> = {};
