@@ -249,6 +249,10 @@ function rewrite(src: string, from: number, to: number, out: Output): void {
           syntaxError(src, `Syntax error: expected a field initializer 'name: value' in ${name}{...}`, at),
         );
       }
+      if (name === 'JSONPatch' && !(f[2] in JSONPATCH_FIELDS))
+        throw new ConstructionSyntaxError(
+          syntaxError(src, `undefined field '${f[2]}'`, src.indexOf(f[2], a)),
+        );
       if (n > 0) out.emit(', ', a);
       out.emit(`${JSON.stringify((f[1] ? OPTIONAL_MARK : '') + f[2])}: dyn(`, a);
       rewrite(src, FIELD.lastIndex, b, out);
