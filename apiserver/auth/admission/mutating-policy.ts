@@ -11,9 +11,7 @@
 // Mutations are not recorded in managedFields (as in Kubernetes: the field
 // manager runs before admission).
 import { jsonEqual } from '../../../shared/api/json-equal';
-import { definitionOf } from '../../../shared/api/schema';
-import { internalError, isStatusError, StatusError, type Status } from '../../../shared/api/status';
-import { checkFields } from '../../../shared/api/unknown-fields';
+import { isStatusError, StatusError, type Status } from '../../../shared/api/status';
 import { logger } from '../../../shared/log';
 import { JSONPatch, celToJson, typeNameErrors } from '../../../shared/cel/mutation';
 import { JSONPatchError, applyJSONPatchOps, type JSONPatchOperation } from '../../apply/json-patch';
@@ -31,6 +29,7 @@ import {
 import { compileMutatingPolicy, type CompiledMutatingPolicy, type Mutation } from './mutating-policy-compile';
 import { HookReinvocation } from './reinvocation';
 import type { AdmissionAttributes, AdmissionPlugin } from './types';
+import { decodeMutated } from './util';
 import { applyConfiguration } from './apply-configuration';
 
 const log = logger('admission');
@@ -119,10 +118,7 @@ export class MutatingAdmissionPolicy implements AdmissionPlugin {
       if (!a.object) continue;
       try {
         const vars = celVariables(a, param, nsObject, policy.variables);
-        const out = await this.mutate(a, m, vars);
-        // Kubernetes defaults the object after each mutation (built-in and structural schema defaults).
-        this.registry().lookup(a.group, a.version, a.resource)?.store.defaulter(out);
-        a.object = out;
+        a.object = await this.mutate(a, m, vars);
       } catch (err) {
         if (isStatusError(err)) throw err;
         fail((err as Error).message, 'Invalid');
@@ -135,12 +131,16 @@ export class MutatingAdmissionPolicy implements AdmissionPlugin {
     if (inv.policy.spec?.reinvocationPolicy === 'IfNeeded') state?.addReinvocable(key);
   }
 
-  /** One mutation's result (a new object); throws an Error worded as Kubernetes words it. */
+  /**
+   * One mutation's result (a new object, decoded and defaulted as Kubernetes
+   * does after each mutation); throws an Error worded as Kubernetes words it.
+   */
   private async mutate(a: AdmissionAttributes, m: Mutation, vars: Record<string, unknown>): Promise<any> {
     if (m.expr.error) throw new Error(m.expr.error);
     const result = run(m.expr, vars);
-    if (m.patchType === 'JSONPatch') return decodePatched(a, applyPatch(a.object, jsonPatchOps(result)));
-    return applyConfiguration(this.registry(), a, result);
+    if (m.patchType === 'JSONPatch')
+      return decodeMutated(this.registry(), a, applyPatch(a.object, jsonPatchOps(result)), true);
+    return decodeMutated(this.registry(), a, applyConfiguration(this.registry(), a, result), false);
   }
 }
 
@@ -173,21 +173,6 @@ function applyPatch(object: any, ops: JSONPatchOperation[]): any {
     if (/^testing value .* failed: test failed$/.test(err.message)) return structuredClone(object);
     throw new Error(`JSON Patch: ${err.message}`, { cause: err });
   }
-}
-
-/**
- * A patched built-in object decoded strictly into its Go type, as Kubernetes
- * decodes it: a wrong type or an unknown field is an internal error (500),
- * whatever the failurePolicy. Custom resources decode as unstructured objects.
- */
-function decodePatched(a: AdmissionAttributes, out: any): any {
-  const definition = definitionOf({ group: a.group, version: a.version, kind: a.kind });
-  if (!definition || !out || typeof out !== 'object') return out;
-  const r = checkFields(out, definition, { collectUnknown: true });
-  if (r.error) throw internalError(new Error(r.error));
-  const unknown = r.strict.filter((s) => s.startsWith('unknown field'));
-  if (unknown.length) throw internalError(new Error(`strict decoding error: ${unknown.join(', ')}`));
-  return out;
 }
 
 /**

@@ -107,6 +107,35 @@ describe('admission webhooks', function () {
     await remove();
   });
 
+  it("decodes a webhook's patched object as its Go type: unknown fields dropped, wrong types a 500", async () => {
+    const remove = await install('Mutating', 'decode.example.com', { name: 'decode.example.com' });
+    const respond = (patch: unknown[]) => (req: any) => ({
+      uid: req.uid,
+      allowed: true,
+      patchType: 'JSONPatch',
+      patch: Buffer.from(JSON.stringify(patch)).toString('base64'),
+    });
+    try {
+      behaviour = respond([
+        { op: 'add', path: '/bogus', value: 1 },
+        { op: 'add', path: '/data/b', value: '2' },
+      ]);
+      const r = await api('POST', cms, { body: cm('dec1') });
+      assert.equal(r.status, 201, r.body.toString());
+      assert.equal(r.json.bogus, undefined);
+      assert.deepEqual(r.json.data, { a: '1', b: '2' });
+      behaviour = respond([{ op: 'add', path: '/data/n', value: 1 }]);
+      const bad = await api('POST', cms, { body: cm('dec2') });
+      assert.equal(bad.status, 500, bad.body.toString());
+      assert.equal(
+        bad.json.message,
+        'Internal error occurred: json: cannot unmarshal number into Go struct field ConfigMap.data of type string',
+      );
+    } finally {
+      await remove();
+    }
+  });
+
   it('denies with the webhook status, worded like Kubernetes', async () => {
     const remove = await install('Validating', 'deny.example.com', { name: 'deny.example.com' });
     behaviour = (req) => ({

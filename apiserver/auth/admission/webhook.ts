@@ -13,7 +13,7 @@ import { logger } from '../../../shared/log';
 import { applyJSONPatch } from '../../apply';
 import type { Registry, ServedResource } from '../../registry/registry';
 import type { AdmissionAttributes, AdmissionPlugin } from './types';
-import { ADMISSION_CONFIGURATION_RESOURCES, Lister } from './util';
+import { ADMISSION_CONFIGURATION_RESOURCES, decodeMutated, Lister } from './util';
 import { HookReinvocation } from './reinvocation';
 
 const log = logger('admission');
@@ -403,6 +403,8 @@ export class AdmissionWebhook implements AdmissionPlugin {
         throw internalError(err);
       }
       if (as !== 'exact' && req) out = await inVersion(as, req, out);
+      // Decoded into the Go type (unknown fields dropped) and defaulted, as Kubernetes does.
+      out = decodeMutated(this.registry(), a, out, false);
       mutated = JSON.stringify(out) !== JSON.stringify(a.object);
       a.object = out;
     }
