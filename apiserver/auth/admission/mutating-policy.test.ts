@@ -1,6 +1,7 @@
 // MutatingAdmissionPolicy over real HTTPS: JSONPatch and ApplyConfiguration
 // mutations, param objects, matchConditions, failurePolicy, reinvocation,
-// dry-run and server-side apply requests, and the validation of policies.
+// dry-run and server-side apply requests, custom resources (validation:
+// mutating-policy-strategy.test.ts).
 import assert from 'node:assert/strict';
 import { startTestAPIServer, testRequester, type TestAPIServer } from '../../server/testing';
 
@@ -442,78 +443,5 @@ describe('MutatingAdmissionPolicy', function () {
     } finally {
       await remove();
     }
-  });
-
-  it('refuses policies Kubernetes refuses, with its field paths', async () => {
-    const bad = policy('invalid', {
-      mutations: [
-        { patchType: 'Merge' },
-        { patchType: 'JSONPatch', applyConfiguration: { expression: 'Object{}' } },
-        jsonPatch('object.'),
-        jsonPatch('"text"'),
-        applyConfig('{"a": 1}'),
-      ],
-      matchConditions: [{ name: 'x', expression: 'nope == 1' }],
-    });
-    const r = await api('POST', `${ADM}/mutatingadmissionpolicies`, { body: bad });
-    assert.equal(r.status, 422, JSON.stringify(r.json));
-    assert.equal(r.json.reason, 'Invalid');
-    const causes: string[] = r.json.details.causes.map((c: any) => `${c.field}: ${c.message}`);
-    const has = (prefix: string) =>
-      assert.ok(
-        causes.some((c) => c.startsWith(prefix)),
-        `${prefix}\n---\n${causes.join('\n')}`,
-      );
-    has(
-      'spec.mutations[0].patchType: Unsupported value: "Merge": supported values: "ApplyConfiguration", "JSONPatch"',
-    );
-    has('spec.mutations[1].jsonPatch: Required value: must be specified when patchType is JSONPatch');
-    has('spec.mutations[1].applyConfiguration: Forbidden: must not be specified when patchType is JSONPatch');
-    has(
-      'spec.mutations[2].jsonPatch.expression: Invalid value: "object.": compilation failed: ERROR: <input>:1:8:',
-    );
-    has(
-      'spec.mutations[3].jsonPatch.expression: Invalid value: "\\"text\\"": must evaluate to list(JSONPatch) but got string',
-    );
-    has(
-      'spec.mutations[4].applyConfiguration.expression: Invalid value: "{\\"a\\": 1}": must evaluate to Object but got map(string, int)',
-    );
-    has(
-      'spec.matchConditions[0].expression: Invalid value: "nope == 1": compilation failed: ERROR: <input>:1:1: undeclared reference to \'nope\'',
-    );
-
-    const none = await api('POST', `${ADM}/mutatingadmissionpolicies`, {
-      body: {
-        ...policy('no-mutations', {}),
-        spec: {
-          matchConstraints: {
-            resourceRules: [
-              { apiGroups: [''], apiVersions: ['v1'], operations: ['DELETE'], resources: ['pods'] },
-            ],
-          },
-        },
-      },
-    });
-    assert.equal(none.status, 422, JSON.stringify(none.json));
-    assert.match(
-      none.json.message,
-      /spec\.mutations: Required value: mutations must contain at least one item/,
-    );
-    assert.match(none.json.message, /spec\.reinvocationPolicy: Required value/);
-    assert.match(
-      none.json.message,
-      /spec\.matchConstraints\.resourceRules\[0\]\.operations\[0\]: Unsupported value: "DELETE"/,
-    );
-    const unmatched = await api('POST', `${ADM}/mutatingadmissionpolicies`, {
-      body: {
-        ...policy('no-match', {}),
-        spec: { reinvocationPolicy: 'Never', mutations: [addLabel('a', '"b"')] },
-      },
-    });
-    assert.equal(unmatched.status, 422, JSON.stringify(unmatched.json));
-    assert.equal(
-      unmatched.json.message,
-      'MutatingAdmissionPolicy.admissionregistration.k8s.io "no-match" is invalid: spec.matchConstraints: Required value',
-    );
   });
 });
