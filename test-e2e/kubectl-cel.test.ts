@@ -3,7 +3,8 @@
 // violating object, make a field immutable, render a messageExpression, and a
 // rule over the cost budget refuses the CRD itself. A controller manager
 // process runs the ValidatingAdmissionPolicy status controller, whose
-// status.typeChecking kubectl shows.
+// status.typeChecking kubectl shows. A MutatingAdmissionPolicy applied with
+// kubectl mutates the ConfigMaps kubectl creates.
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import {
@@ -117,6 +118,37 @@ spec:
   policyName: require-owner
   validationActions: [${action}]
   paramRef: {name: policy-params, namespace: default, parameterNotFoundAction: Deny}
+`;
+
+const MUTATING_POLICY = `apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicy
+metadata:
+  name: stamp-configmaps
+spec:
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: [v1]
+      operations: [CREATE]
+      resources: [configmaps]
+  reinvocationPolicy: Never
+  mutations:
+  - patchType: JSONPatch
+    jsonPatch:
+      expression: >
+        has(object.metadata.labels)
+        ? [JSONPatch{op: "add", path: "/metadata/labels/" + jsonpatch.escapeKey("example.com/stamped"), value: "yes"}]
+        : [JSONPatch{op: "add", path: "/metadata/labels", value: {"example.com/stamped": "yes"}}]
+  - patchType: ApplyConfiguration
+    applyConfiguration:
+      expression: 'Object{data: {"stamp": object.metadata.name}}'
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicyBinding
+metadata:
+  name: stamp-configmaps-binding
+spec:
+  policyName: stamp-configmaps
 `;
 
 describe('kubectl with CEL validation rules', function () {
@@ -253,5 +285,24 @@ describe('kubectl with CEL validation rules', function () {
     const status = JSON.parse(r.stdout);
     assert.equal(status.observedGeneration, 1);
     assert.deepEqual(status.typeChecking, {});
+  });
+
+  it('a MutatingAdmissionPolicy applied with kubectl mutates the ConfigMaps kubectl creates', async () => {
+    let r = await run(['apply', '-f', '-'], MUTATING_POLICY);
+    assert.equal(r.code, 0, r.stderr);
+    await waitUntil(
+      async () => {
+        const probe = await run(['create', 'configmap', 'probe', '--dry-run=server', '-o', 'yaml']);
+        return probe.code === 0 && probe.stdout.includes('example.com/stamped');
+      },
+      10_000,
+      'the mutating binding in force',
+    );
+    r = await run(['create', 'configmap', 'stamped', '--from-literal=a=1']);
+    assert.equal(r.code, 0, r.stderr);
+    r = await run(['get', 'configmap', 'stamped', '-o', 'yaml']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /labels:\n\s+example\.com\/stamped: "yes"/);
+    assert.match(r.stdout, /data:\n\s+a: "1"\n\s+stamp: stamped/);
   });
 });

@@ -4,6 +4,7 @@ import { buildAuthentication } from './authn';
 import { buildAuthorization } from './authz';
 import { buildAdmission } from './admission';
 import { policyBehaviours } from './admission/validating-policy-strategy';
+import { mutatingPolicyBehaviours } from './admission/mutating-policy-strategy';
 import { buildAuditor } from './audit';
 import { buildTransport } from './transport';
 
@@ -23,7 +24,12 @@ export async function buildSecurity(deps: SecurityDeps): Promise<Security> {
     auditor,
     ...transport,
     routes: authn.routes,
-    behaviours: { ...authn.behaviours, ...authz.behaviours, ...policyBehaviours },
+    behaviours: {
+      ...authn.behaviours,
+      ...authz.behaviours,
+      ...policyBehaviours,
+      ...mutatingPolicyBehaviours,
+    },
     postStartHooks: [...authn.postStartHooks, ...authz.postStartHooks],
     async stop() {
       await auditor?.stop();

@@ -40,9 +40,24 @@ export interface Program {
 }
 
 export class CelCompileError extends Error {}
+
+/** An undefined field named by has(): its summary and place, for re-rendering against another source form. */
+class HasFieldError extends CelCompileError {
+  constructor(
+    message: string,
+    readonly summary: string,
+    readonly at: number,
+  ) {
+    super(message);
+  }
+}
 export class CelEvalError extends Error {}
 
 /** cel-go's rendering of a compile error: location, message, the source line and a caret. */
+export function syntaxError(source: string, message: string, start: number | undefined): string {
+  return cgoError(source, message, start);
+}
+
 function cgoError(source: string, message: string, start: number | undefined): string {
   const pos = start ?? 0;
   const before = source.slice(0, pos);
@@ -142,28 +157,47 @@ function checkHasFields(env: Environment, source: string, ast: unknown): void {
     }
     if (checked.valid || !/^No such key: /.test(summaryOf(checked.error))) continue;
     const at = cgoPosition(sub, checked.error);
-    throw new CelCompileError(
-      cgoError(source, cgoMessage(summaryOf(checked.error)), at === undefined ? r.start : r.start + at),
-    );
+    const summary = cgoMessage(summaryOf(checked.error));
+    const pos = at === undefined ? r.start : r.start + at;
+    throw new HasFieldError(cgoError(source, summary, pos), summary, pos);
   }
 }
 
-/** Parses and type-checks an expression; throws CelCompileError with cel-go's message. */
-export function compile(env: Environment, source: string): Program {
+/** An expression the engine sees in another form than its author wrote it (see cel/mutation.ts). */
+export interface SourceForm {
+  /** What the engine parses. */
+  text: string;
+  /** The position in the author's expression of a position in text. */
+  position(p: number): number;
+}
+
+/**
+ * Parses and type-checks an expression; throws CelCompileError with cel-go's
+ * message. A rewritten expression's errors point into the author's source.
+ */
+export function compile(env: Environment, source: string, form?: SourceForm): Program {
+  const text = form?.text ?? source;
+  const error = (message: string, at: number | undefined) =>
+    new CelCompileError(cgoError(source, message, form && at !== undefined ? form.position(at) : at));
   let parsed: ReturnType<Environment['parse']>;
   try {
-    parsed = env.parse(source);
+    parsed = env.parse(text);
   } catch (e: any) {
-    throw new CelCompileError(cgoError(source, `Syntax error: ${summaryOf(e)}`, e?.range?.start));
+    throw error(`Syntax error: ${summaryOf(e)}`, e?.range?.start);
   }
   const checked = parsed.check();
   if (!checked.valid) {
     const e: any = checked.error;
-    throw new CelCompileError(cgoError(source, cgoMessage(summaryOf(e)), cgoPosition(source, e)));
+    throw error(cgoMessage(summaryOf(e)), cgoPosition(text, e));
   }
-  checkHasFields(env, source, parsed.ast);
+  try {
+    checkHasFields(env, text, parsed.ast);
+  } catch (e) {
+    if (!form || !(e instanceof HasFieldError)) throw e;
+    throw error(e.summary, e.at);
+  }
   return {
-    source,
+    source: text,
     ast: parsed.ast as ASTNode,
     outputType: String(checked.type),
     evaluate(vars) {
@@ -174,6 +208,14 @@ export function compile(env: Environment, source: string): Program {
       }
     },
   };
+}
+
+let durationPrototype: object | undefined;
+
+/** Whether a value is a CEL duration (the library does not export its class). */
+export function isDuration(v: unknown): boolean {
+  durationPrototype ??= Object.getPrototypeOf(compile(newEnvironment(), 'duration("1s")').evaluate({}));
+  return typeof v === 'object' && v !== null && Object.getPrototypeOf(v) === durationPrototype;
 }
 
 /** cel-go's runtime error texts (Kubernetes prefixes them to "evaluating rule: ..."). */

@@ -13,6 +13,7 @@ import { NodeRestriction } from './node-restriction';
 import { PodSecurity } from './pod-security';
 import { AdmissionWebhook } from './webhook';
 import { ValidatingAdmissionPolicy } from './validating-policy';
+import { MutatingAdmissionPolicy } from './mutating-policy';
 import {
   AlwaysAdmit,
   AlwaysDeny,
@@ -74,7 +75,7 @@ const ORDERED: [string, Factory][] = [
   ['DefaultIngressClass', (c) => new DefaultIngressClass(c.registry)],
   ['DenyServiceExternalIPs', () => new DenyServiceExternalIPs()],
   ['PodTopologyLabels', null],
-  ['MutatingAdmissionPolicy', null],
+  ['MutatingAdmissionPolicy', (c) => new MutatingAdmissionPolicy(c.registry)],
   ['MutatingAdmissionWebhook', (c) => new AdmissionWebhook('MutatingAdmissionWebhook', c.registry)],
   ['ValidatingAdmissionPolicy', (c) => new ValidatingAdmissionPolicy(c.registry)],
   ['ValidatingAdmissionWebhook', (c) => new AdmissionWebhook('ValidatingAdmissionWebhook', c.registry)],

@@ -2,6 +2,7 @@
 // validating ones (they may only reject). Every plugin is dry-run aware: it
 // must have no side effects when attributes.dryRun is set.
 import type { UserInfo } from '../../registry/context';
+import { ReinvocationContext } from './reinvocation';
 
 export type AdmissionOperation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
 
@@ -23,6 +24,8 @@ export interface AdmissionAttributes {
   warnings?: string[];
   /** The request's audit annotations (PodSecurity audit, webhook annotations). */
   auditAnnotations?: Record<string, string>;
+  /** The mutating phase's reinvocation state (set by the chain). */
+  reinvocation?: ReinvocationContext;
 }
 
 export interface AdmissionPlugin {
@@ -41,8 +44,13 @@ function normalize(a: AdmissionAttributes): void {
 export class AdmissionChain {
   constructor(readonly plugins: AdmissionPlugin[]) {}
 
+  /** The mutating phase; run a second time when a plugin asks for reinvocation, as Kubernetes does. */
   async admit(a: AdmissionAttributes): Promise<void> {
     normalize(a);
+    const r = (a.reinvocation ??= new ReinvocationContext());
+    for (const p of this.plugins) if (p.admit) await p.admit(a);
+    if (!r.shouldReinvoke) return;
+    r.isReinvoke = true;
     for (const p of this.plugins) if (p.admit) await p.admit(a);
   }
 

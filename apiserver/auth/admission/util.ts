@@ -1,6 +1,8 @@
 // Helpers shared by the admission plugins: Kubernetes' admission.NewForbidden,
 // reads through the registry's watch cache, pod containers.
-import { forbidden, isStatusError, StatusError } from '../../../shared/api/status';
+import { definitionOf } from '../../../shared/api/schema';
+import { forbidden, internalError, isStatusError, StatusError } from '../../../shared/api/status';
+import { checkFields } from '../../../shared/api/unknown-fields';
 import type { Registry } from '../../registry/registry';
 import { systemContext } from '../../registry/context';
 import type { AdmissionAttributes } from './types';
@@ -52,6 +54,16 @@ export class Lister {
   }
 }
 
+/** The admission configuration resources (admissionregistration.k8s.io) no API-defined policy or webhook applies to. */
+export const ADMISSION_CONFIGURATION_RESOURCES = new Set([
+  'mutatingwebhookconfigurations',
+  'validatingwebhookconfigurations',
+  'validatingadmissionpolicies',
+  'validatingadmissionpolicybindings',
+  'mutatingadmissionpolicies',
+  'mutatingadmissionpolicybindings',
+]);
+
 export const isPods = (a: AdmissionAttributes) => a.group === '' && a.resource === 'pods';
 
 export const MIRROR_POD_ANNOTATION = 'kubernetes.io/config.mirror';
@@ -59,6 +71,24 @@ export const MIRROR_POD_ANNOTATION = 'kubernetes.io/config.mirror';
 /** Every container of a pod spec (init, regular, ephemeral). */
 export function allContainers(spec: any): any[] {
   return [...(spec?.initContainers ?? []), ...(spec?.containers ?? []), ...(spec?.ephemeralContainers ?? [])];
+}
+
+/**
+ * An object a mutation produced, decoded into the request kind's Go type as
+ * Kubernetes decodes it (in place; unknown fields dropped, or with `strict` an
+ * error), then defaulted. A value of the wrong type is an internal error (500).
+ * Custom resources decode as unstructured objects (no Go type).
+ */
+export function decodeMutated(registry: Registry, a: AdmissionAttributes, obj: any, strict: boolean): any {
+  const definition = definitionOf({ group: a.group, version: a.version, kind: a.kind });
+  if (definition && obj && typeof obj === 'object') {
+    const r = checkFields(obj, definition, { collectUnknown: strict });
+    if (r.error) throw internalError(new Error(r.error));
+    const unknown = r.strict.filter((s) => s.startsWith('unknown field'));
+    if (unknown.length) throw internalError(new Error(`strict decoding error: ${unknown.join(', ')}`));
+  }
+  registry.lookup(a.group, a.version, a.resource)?.store.defaulter(obj);
+  return obj;
 }
 
 export function jsonClone<T>(v: T): T {

@@ -1,6 +1,6 @@
 // Admission webhooks against a local HTTPS webhook server (caBundle):
 // AdmissionReview v1 contents, JSONPatch mutation, denial, selectors,
-// failurePolicy, timeouts and sideEffects with dry-run.
+// failurePolicy, timeouts and sideEffects with dry-run, reinvocation.
 import assert from 'node:assert/strict';
 import { createCA } from '../../../shared/pki/certs';
 import { startTestAPIServer, testRequester, type TestAPIServer } from '../../server/testing';
@@ -105,6 +105,35 @@ describe('admission webhooks', function () {
     assert.equal(rq.dryRun, false);
     assert.deepEqual(rq.options, { kind: 'CreateOptions', apiVersion: 'meta.k8s.io/v1' });
     await remove();
+  });
+
+  it("decodes a webhook's patched object as its Go type: unknown fields dropped, wrong types a 500", async () => {
+    const remove = await install('Mutating', 'decode.example.com', { name: 'decode.example.com' });
+    const respond = (patch: unknown[]) => (req: any) => ({
+      uid: req.uid,
+      allowed: true,
+      patchType: 'JSONPatch',
+      patch: Buffer.from(JSON.stringify(patch)).toString('base64'),
+    });
+    try {
+      behaviour = respond([
+        { op: 'add', path: '/bogus', value: 1 },
+        { op: 'add', path: '/data/b', value: '2' },
+      ]);
+      const r = await api('POST', cms, { body: cm('dec1') });
+      assert.equal(r.status, 201, r.body.toString());
+      assert.equal(r.json.bogus, undefined);
+      assert.deepEqual(r.json.data, { a: '1', b: '2' });
+      behaviour = respond([{ op: 'add', path: '/data/n', value: 1 }]);
+      const bad = await api('POST', cms, { body: cm('dec2') });
+      assert.equal(bad.status, 500, bad.body.toString());
+      assert.equal(
+        bad.json.message,
+        'Internal error occurred: json: cannot unmarshal number into Go struct field ConfigMap.data of type string',
+      );
+    } finally {
+      await remove();
+    }
   });
 
   it('denies with the webhook status, worded like Kubernetes', async () => {
@@ -227,5 +256,100 @@ describe('admission webhooks', function () {
     assert.equal(reviews[0].request.oldObject.metadata.name, 'del1');
     assert.equal(reviews[0].request.options.kind, 'DeleteOptions');
     await remove();
+  });
+
+  it('reinvocation: a policy with IfNeeded runs again after a webhook changed the object; webhooks with Never do not', async () => {
+    const ADM = '/apis/admissionregistration.k8s.io/v1';
+    const seen = `has(object.metadata.labels) && "hooked" in object.metadata.labels ? "yes" : "no"`;
+    const policy = {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'MutatingAdmissionPolicy',
+      metadata: { name: 'sees-webhook' },
+      spec: {
+        reinvocationPolicy: 'IfNeeded',
+        matchConstraints: {
+          resourceRules: [
+            { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['configmaps'] },
+          ],
+        },
+        matchConditions: [{ name: 'only', expression: 'object.metadata.name.startsWith("reinv")' }],
+        mutations: [
+          {
+            patchType: 'ApplyConfiguration',
+            applyConfiguration: {
+              expression: `Object{metadata: Object.metadata{annotations: {"seen": ${seen}}}}`,
+            },
+          },
+        ],
+      },
+    };
+    assert.equal((await api('POST', `${ADM}/mutatingadmissionpolicies`, { body: policy })).status, 201);
+    const binding = {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'MutatingAdmissionPolicyBinding',
+      metadata: { name: 'sees-webhook' },
+      spec: { policyName: 'sees-webhook' },
+    };
+    assert.equal(
+      (await api('POST', `${ADM}/mutatingadmissionpolicybindings`, { body: binding })).status,
+      201,
+    );
+    for (let i = 0; i < 400; i++) {
+      const l = await api('GET', `${ADM}/mutatingadmissionpolicybindings?resourceVersion=0`);
+      if (l.json.items.length) break;
+      await new Promise((res) => setTimeout(res, 25));
+    }
+    const remove = await install('Mutating', 'label.example.com', { name: 'label.example.com' });
+    behaviour = (req) => ({
+      uid: req.uid,
+      allowed: true,
+      patchType: 'JSONPatch',
+      patch: Buffer.from(
+        JSON.stringify([{ op: 'add', path: '/metadata/labels/hooked', value: 'yes' }]),
+      ).toString('base64'),
+    });
+    try {
+      const r = await api('POST', cms, { body: cm('reinv1', { app: 'x' }) });
+      assert.equal(r.status, 201, r.body.toString());
+      assert.equal(r.json.metadata.labels.hooked, 'yes');
+      assert.equal(r.json.metadata.annotations.seen, 'yes');
+      // The chain ran twice; the webhook (reinvocationPolicy Never by default) was called once.
+      assert.equal(reviews.length, 1);
+    } finally {
+      await remove();
+      await api('DELETE', `${ADM}/mutatingadmissionpolicybindings/sees-webhook`);
+      await api('DELETE', `${ADM}/mutatingadmissionpolicies/sees-webhook`);
+    }
+  });
+
+  it('reinvocation: a webhook with IfNeeded is called again after a later webhook changed the object', async () => {
+    const removeFirst = await install('Mutating', 'a-first.example.com', {
+      name: 'a-first.example.com',
+      reinvocationPolicy: 'IfNeeded',
+    });
+    const removeSecond = await install('Mutating', 'b-second.example.com', { name: 'b-second.example.com' });
+    behaviour = (req) => {
+      // Calls are recorded before they are answered: the second call is b-second's.
+      const patch =
+        reviews.length === 2 ? [{ op: 'add', path: '/metadata/labels/second', value: 'yes' }] : [];
+      return {
+        uid: req.uid,
+        allowed: true,
+        ...(patch.length
+          ? { patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(patch)).toString('base64') }
+          : {}),
+      };
+    };
+    try {
+      const r = await api('POST', cms, { body: cm('reinv2', { app: 'x' }) });
+      assert.equal(r.status, 201, r.body.toString());
+      assert.equal(r.json.metadata.labels.second, 'yes');
+      // first, second, then first again (it saw the object before second's label).
+      assert.equal(reviews.length, 3);
+      assert.equal(reviews[2].request.object.metadata.labels.second, 'yes');
+    } finally {
+      await removeFirst();
+      await removeSecond();
+    }
   });
 });

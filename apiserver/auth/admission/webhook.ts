@@ -13,18 +13,11 @@ import { logger } from '../../../shared/log';
 import { applyJSONPatch } from '../../apply';
 import type { Registry, ServedResource } from '../../registry/registry';
 import type { AdmissionAttributes, AdmissionPlugin } from './types';
-import { Lister } from './util';
+import { ADMISSION_CONFIGURATION_RESOURCES, decodeMutated, Lister } from './util';
+import { HookReinvocation } from './reinvocation';
 
 const log = logger('admission');
 const GROUP = 'admissionregistration.k8s.io';
-const SKIPPED_RESOURCES = new Set([
-  'mutatingwebhookconfigurations',
-  'validatingwebhookconfigurations',
-  'validatingadmissionpolicies',
-  'validatingadmissionpolicybindings',
-  'mutatingadmissionpolicies',
-  'mutatingadmissionpolicybindings',
-]);
 
 interface Hook {
   configuration: string;
@@ -195,7 +188,7 @@ export class AdmissionWebhook implements AdmissionPlugin {
   }
 
   private async run(a: AdmissionAttributes, mutating: boolean): Promise<void> {
-    if (a.group === GROUP && SKIPPED_RESOURCES.has(a.resource)) return;
+    if (a.group === GROUP && ADMISSION_CONFIGURATION_RESOURCES.has(a.resource)) return;
     const all = await this.hooks();
     if (!all.length) return;
     const served = this.registry().lookup(a.group, a.version, a.resource);
@@ -225,13 +218,34 @@ export class AdmissionWebhook implements AdmissionPlugin {
       if (a.dryRun && fx !== 'None' && fx !== 'NoneOnDryRun')
         throw badRequest(`admission webhook "${s.hook.webhook.name}" does not support dry run`);
     }
-    if (mutating) {
-      for (const s of selected) await this.call(a, s.hook, s.index, s.as, true);
-      return;
-    }
+    if (mutating) return this.mutate(a, selected);
     const results = await Promise.allSettled(selected.map((s) => this.call(a, s.hook, s.index, s.as, false)));
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
+  }
+
+  /** Mutating webhooks in order; on the chain's second run only IfNeeded ones that ran before a change. */
+  private async mutate(
+    a: AdmissionAttributes,
+    selected: { hook: Hook; index: number; as: ServedResource | 'exact' }[],
+  ): Promise<void> {
+    const r = a.reinvocation;
+    const state = r?.value(this.name, () => new HookReinvocation());
+    if (r?.isReinvoke && state?.changedSinceLastInvocation(a.object))
+      state.requireReinvokingPreviouslyInvoked();
+    try {
+      for (const s of selected) {
+        const key = `${s.hook.configuration}/${s.index}`;
+        if (r?.isReinvoke && !state?.shouldReinvoke(key)) continue;
+        if (await this.call(a, s.hook, s.index, s.as, true)) {
+          state?.requireReinvokingPreviouslyInvoked();
+          if (r) r.shouldReinvoke = true;
+        }
+        if (s.hook.webhook.reinvocationPolicy === 'IfNeeded') state?.addReinvocable(key);
+      }
+    } finally {
+      state?.setLastInvocationOutput(a.object);
+    }
   }
 
   private async url(w: any): Promise<{ url: URL; connect?: { host: string; servername: string } }> {
@@ -306,8 +320,9 @@ export class AdmissionWebhook implements AdmissionPlugin {
     index: number,
     as: ServedResource | 'exact',
     mutating: boolean,
-  ): Promise<void> {
+  ): Promise<boolean> {
     const w = hook.webhook;
+    const round = a.reinvocation?.isReinvoke ? 1 : 0;
     const name: string = w.name;
     const versions: string[] = w.admissionReviewVersions ?? ['v1'];
     const version = versions.includes('v1') ? 'v1' : versions.includes('v1beta1') ? 'v1beta1' : '';
@@ -358,9 +373,9 @@ export class AdmissionWebhook implements AdmissionPlugin {
         log.warn('webhook call failed; failurePolicy Ignore', { webhook: name, err: err.message });
         if (a.auditAnnotations)
           a.auditAnnotations[
-            `failed-open.${annotationKind}.webhook.admission.k8s.io/round_0_index_${index}`
+            `failed-open.${annotationKind}.webhook.admission.k8s.io/round_${round}_index_${index}`
           ] = name;
-        return;
+        return false;
       }
       throw internalError(new Error(msg));
     }
@@ -368,7 +383,7 @@ export class AdmissionWebhook implements AdmissionPlugin {
     for (const [k, v] of Object.entries(response.auditAnnotations ?? {}))
       if (a.auditAnnotations) a.auditAnnotations[`${name}/${k}`] = String(v);
     if (!response.allowed) throw deniedError(name, response.status);
-    if (!mutating) return;
+    if (!mutating) return false;
     let mutated = false;
     if (response.patch) {
       if (response.patchType && response.patchType !== 'JSONPatch')
@@ -388,15 +403,18 @@ export class AdmissionWebhook implements AdmissionPlugin {
         throw internalError(err);
       }
       if (as !== 'exact' && req) out = await inVersion(as, req, out);
+      // Decoded into the Go type (unknown fields dropped) and defaulted, as Kubernetes does.
+      out = decodeMutated(this.registry(), a, out, false);
       mutated = JSON.stringify(out) !== JSON.stringify(a.object);
       a.object = out;
     }
     if (a.auditAnnotations)
-      a.auditAnnotations[`mutation.webhook.admission.k8s.io/round_0_index_${index}`] = JSON.stringify({
+      a.auditAnnotations[`mutation.webhook.admission.k8s.io/round_${round}_index_${index}`] = JSON.stringify({
         configuration: hook.configuration,
         webhook: name,
         mutated,
       });
+    return mutated;
   }
 }
 
