@@ -10,7 +10,7 @@
 // the request under Fail ("policy 'p' with binding 'b' denied request: ...").
 // Mutations are not recorded in managedFields (as in Kubernetes: the field
 // manager runs before admission).
-import { jsonEqual } from '../../../shared/api/json-equal';
+import { jsonEqual } from '../../../shared/api/json-value';
 import { isStatusError, StatusError, type Status } from '../../../shared/api/status';
 import { logger } from '../../../shared/log';
 import { JSONPatch, celToJson, typeNameErrors } from '../../../shared/cel/mutation';

@@ -2,7 +2,7 @@
 // mutating policy or webhook changed the object, the whole mutating chain runs
 // a second time, and on that second run a policy or webhook with
 // reinvocationPolicy IfNeeded runs again if the object changed after it ran.
-import { jsonEqual } from '../../../shared/api/json-equal';
+import { jsonEqual } from '../../../shared/api/json-value';
 
 /** The state of one request's mutating phase, shared by its plugins. */
 export class ReinvocationContext {
