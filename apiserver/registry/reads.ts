@@ -77,6 +77,10 @@ export class StoreReader {
   }
 
   private wrap(kv: { key: string; value: Buffer; modRevision: number }): CachedObject {
+    // A key's modRevision names one write, so the cache's object of the same key
+    // and revision holds these very bytes, already decoded (and its encodings memoised).
+    const cached = this.cacher?.get(kv.key);
+    if (cached !== undefined && cached.rv === kv.modRevision) return cached;
     const obj = this.codec.decode(kv.value, kv.modRevision, kv.key);
     return new CachedObject(kv.key, kv.modRevision, obj, this.attrsOf(obj));
   }

@@ -23,6 +23,7 @@ import type { Connection } from './connection';
 import { EtcdCompactor, compactTo } from './compaction';
 import { isCompactedError, isFutureRevisionError, isLeaseNotFoundError, toStorageError } from './etcd-errors';
 import { LeaseManager } from './lease';
+import { RevisionFence } from './revision-fence';
 import {
   CmpResult,
   METHOD,
@@ -73,13 +74,16 @@ export class EtcdStorage implements Storage {
   readonly watches: WatchManager;
   readonly leases: LeaseManager;
   readonly compactor: EtcdCompactor;
+  /** Shared reads of the current revision behind consistent reads from the watch cache. */
+  readonly fence: RevisionFence;
   private closed = false;
 
   constructor(
     readonly conn: Connection,
     opts: EtcdStorageOptions,
   ) {
-    this.watches = new WatchManager(conn);
+    this.fence = new RevisionFence(() => this.currentRevision());
+    this.watches = new WatchManager(conn, this.fence);
     this.leases = new LeaseManager(conn, opts.leaseReuseDurationSeconds);
     this.compactor = new EtcdCompactor(conn, opts.compactionIntervalMs);
     this.compactor.start();

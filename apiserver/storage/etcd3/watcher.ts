@@ -6,6 +6,19 @@
 // responses and stall delivery). Each etcd watch has an ID we choose, used to
 // route responses. When the stream breaks, it is reopened and every etcd watch
 // re-created from the revision after the last one it delivered.
+//
+// progress() (consistent reads from the watch cache): etcd 3.4.23 answers a
+// client's progress request (WatchRequest.progress_request) on the stream's
+// control channel with the store's revision at once, and its send loop picks
+// control responses and queued events in random order, so that answer can
+// overtake events of the very revisions it names (etcd-io/etcd#15220, fixed in
+// 3.4.31 / 3.5.13), more so for a watch that is still catching up. What etcd
+// does keep, on every version, is the order of one watch's events. So a
+// progress here is a revision fence: read the current revision R (one
+// linearizable read shared by concurrent callers, revision-fence.ts), then wait
+// until this watch has delivered an event (or a timed progress notification,
+// which etcd sends through the watch's own event channel) at or after R.
+import type { RevisionFence } from './revision-fence';
 import type { ClientDuplexStream } from '@grpc/grpc-js';
 import { status } from '@grpc/grpc-js';
 import type { StorageEvent, StorageWatch } from '../interface';
@@ -40,7 +53,19 @@ interface Sub {
   frag: RawEvent[] | null;
   /** Probes only: etcd canceled the watch (compactRevision 0 when it did not say). */
   onCanceled?: (compactRevision: number) => void;
+  /** progress() callers waiting for lastRev to reach a revision; false when the watch ends first. */
+  fenceWaiters?: { rev: number; done: (reached: boolean) => void }[];
+  /** lastRev when a fence last timed out: until the watch moves on, progress() gives up at once. */
+  fenceMissedAt?: number;
 }
+
+/**
+ * How long progress() waits for the watch to deliver up to the fence. Events of
+ * acknowledged writes are already queued in etcd, so they come quickly when
+ * they exist; an idle prefix has none (other keys moved the revision), and its
+ * reads then go to etcd instead.
+ */
+const FENCE_WAIT_MS = 25;
 
 function toEvent(e: RawEvent): StorageEvent {
   const kv = e.kv!;
@@ -72,7 +97,10 @@ export class WatchManager {
   /** Streams opened so far (for tests and metrics). */
   streamsOpened = 0;
 
-  constructor(private readonly conn: Connection) {}
+  constructor(
+    private readonly conn: Connection,
+    private readonly fence?: RevisionFence,
+  ) {}
 
   /** Watchers being fed. */
   get watcherCount(): number {
@@ -100,7 +128,7 @@ export class WatchManager {
       const skip = from === 0 ? sub.lastRev : from;
       if (from === 0 && sub.lastRev > 0) queue.setStartRevision(sub.lastRev);
       sub.members.set(queue, skip);
-      return queue;
+      return this.withProgress(queue, sub);
     }
     sub = this.add({
       id: this.nextId++,
@@ -112,7 +140,70 @@ export class WatchManager {
       members: new Map([[queue, from]]),
       frag: null,
     });
-    return queue;
+    return this.withProgress(queue, sub);
+  }
+
+  private withProgress(queue: WatchQueue, sub: Sub): StorageWatch {
+    const fence = this.fence;
+    if (!fence) return queue;
+    return Object.assign(queue, { progress: () => this.progress(fence, queue, sub) });
+  }
+
+  /** See the file comment: a revision fence, then this watch's own order. */
+  private async progress(fence: RevisionFence, queue: WatchQueue, sub: Sub): Promise<number | undefined> {
+    if (queue.closed || this.subs.get(sub.id) !== sub) return undefined;
+    if (sub.fenceMissedAt !== undefined && sub.lastRev <= sub.fenceMissedAt) return undefined;
+    let rev: number;
+    try {
+      rev = await fence.current();
+    } catch {
+      return undefined;
+    }
+    if (!(await this.reached(sub, rev))) {
+      sub.fenceMissedAt = sub.lastRev;
+      return undefined;
+    }
+    sub.fenceMissedAt = undefined;
+    // Delivered to the queue; the consumer must also have applied it.
+    return (await queue.idle()) ? rev : undefined;
+  }
+
+  /** Resolves true once the etcd watch delivered everything up to rev, false after FENCE_WAIT_MS. */
+  private reached(sub: Sub, rev: number): Promise<boolean> {
+    if (sub.lastRev >= rev) return Promise.resolve(true);
+    if (this.subs.get(sub.id) !== sub) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const waiters = (sub.fenceWaiters ??= []);
+      const entry = {
+        rev,
+        done: (ok: boolean) => {
+          clearTimeout(timer);
+          resolve(ok);
+        },
+      };
+      const timer = setTimeout(() => {
+        const i = waiters.indexOf(entry);
+        if (i >= 0) waiters.splice(i, 1);
+        resolve(false);
+      }, FENCE_WAIT_MS);
+      waiters.push(entry);
+    });
+  }
+
+  /** Moves the watch's delivered revision on and releases the progress() callers it satisfies. */
+  private advance(sub: Sub, rev: number): void {
+    sub.lastRev = rev;
+    const waiters = sub.fenceWaiters;
+    if (!waiters?.length) return;
+    sub.fenceWaiters = waiters.filter((w) => w.rev > rev);
+    for (const w of waiters) if (w.rev <= rev) w.done(true);
+  }
+
+  /** The watch ended: nobody waiting on it will see its revision move. */
+  private endFences(sub: Sub): void {
+    const waiters = sub.fenceWaiters;
+    sub.fenceWaiters = undefined;
+    for (const w of waiters ?? []) w.done(false);
   }
 
   /**
@@ -143,6 +234,7 @@ export class WatchManager {
 
   private remove(sub: Sub): void {
     this.subs.delete(sub.id);
+    this.endFences(sub);
     if (sub.prefix === null) return;
     const set = this.byPrefix.get(sub.prefix);
     set?.delete(sub);
@@ -249,7 +341,7 @@ export class WatchManager {
       if (resp.canceled) {
         this.canceledByServer(sub, resp);
       } else if (sub.lastRev === 0) {
-        sub.lastRev = resp.revision;
+        this.advance(sub, resp.revision);
         for (const [queue, skip] of sub.members) {
           if (skip === 0) {
             sub.members.set(queue, resp.revision);
@@ -278,7 +370,7 @@ export class WatchManager {
       // A progress notification: etcd sends it only to a caught-up watch, after
       // every event up to that revision, so a resume may start there. Keeps an
       // idle watch's resume point from falling behind compaction.
-      sub.lastRev = resp.revision;
+      this.advance(sub, resp.revision);
     }
     if (resp.canceled) this.canceledByServer(sub, resp);
   }
@@ -290,7 +382,6 @@ export class WatchManager {
     for (let i = 0; i < raw.length; i++) events[i] = toEvent(raw[i]);
     const first = events[0].revision;
     const last = events[events.length - 1].revision;
-    sub.lastRev = last;
     const shared = sub.members.size > 1;
     for (const [queue, skip] of sub.members) {
       if (skip >= last) continue;
@@ -298,6 +389,7 @@ export class WatchManager {
       if (skip >= first) queue.push(events.filter((e) => e.revision > skip));
       else queue.push(shared ? events.slice() : events);
     }
+    this.advance(sub, last);
   }
 
   private canceledByServer(sub: Sub, resp: WatchResp): void {
@@ -361,6 +453,7 @@ export class WatchManager {
     this.subs.clear();
     this.byPrefix.clear();
     for (const sub of subs) {
+      this.endFences(sub);
       if (sub.onCanceled) sub.onCanceled(0);
       const perSub = new StorageError(err.code, err.message, undefined, sub.lastRev);
       for (const queue of [...sub.members.keys()]) queue.fail(perSub);
