@@ -220,10 +220,30 @@ export class GenericStore {
     const { sub } = opts;
     const key = this.key(ctx.namespace, name);
     for (let attempt = 0; ; attempt++) {
-      const kv = (await this.opts.storage.get(key)).kv;
-      const current = kv ? this.decode(kv) : null;
-      const out = await this.computeUpdate(ctx, name, current, compute, hooks, sub, opts.allowCreate);
+      // Like kube's GuaranteedUpdate, the first try starts from the watch cache's
+      // object, saving a read of the store: the write's compare on modRevision
+      // catches a stale one, and any answer a stale one could cause (a failed
+      // precondition, "nothing to change") is checked again against the store.
+      const guess = attempt === 0 && !ctx.dryRun && this.cacher?.isReady ? this.cacher.get(key) : undefined;
+      let current: any;
+      let modRevision: number;
+      if (guess) {
+        current = clone(guess.obj);
+        modRevision = guess.rv;
+      } else {
+        const kv = (await this.opts.storage.get(key)).kv;
+        current = kv ? this.decode(kv) : null;
+        modRevision = kv?.modRevision ?? 0;
+      }
+      let out: Outcome;
+      try {
+        out = await this.computeUpdate(ctx, name, current, compute, hooks, sub, opts.allowCreate);
+      } catch (err) {
+        if (guess) continue;
+        throw err;
+      }
       if (ctx.dryRun || out.action === 'none') {
+        if (guess) continue;
         return { obj: out.obj, created: out.action === 'create' };
       }
       try {
@@ -238,7 +258,7 @@ export class GenericStore {
           return { obj: out.obj, created: true };
         }
         if (out.action === 'delete') {
-          const del = await this.opts.storage.delete(key, kv!.modRevision);
+          const del = await this.opts.storage.delete(key, modRevision);
           await this.opts.strategy.afterDelete?.(out.obj);
           out.obj.metadata.resourceVersion = String(del.revision);
           return { obj: out.obj, created: false };
@@ -247,7 +267,7 @@ export class GenericStore {
         const written = await this.opts.storage.update(
           key,
           this.encode(out.obj, key),
-          kv!.modRevision,
+          modRevision,
           this.putOptions(out.obj),
         );
         out.obj.metadata.resourceVersion = String(written.modRevision);
