@@ -224,7 +224,10 @@ export class GenericStore {
       // object, saving a read of the store: the write's compare on modRevision
       // catches a stale one, and any answer a stale one could cause (a failed
       // precondition, "nothing to change") is checked again against the store.
-      const guess = attempt === 0 && !ctx.dryRun && this.cacher?.isReady ? this.cacher.get(key) : undefined;
+      const cacher = this.cacher;
+      // Every resource's cache runs in kube-apiserver; here it starts with the first read or update.
+      if (cacher && !cacher.isReady && attempt === 0) void cacher.ready();
+      const guess = attempt === 0 && !ctx.dryRun && cacher?.isReady ? cacher.get(key) : undefined;
       let current: any;
       let modRevision: number;
       if (guess) {
