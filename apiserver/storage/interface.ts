@@ -36,6 +36,11 @@ export interface RangeOptions {
   limit?: number;
   /** Start at this key (inclusive) instead of the prefix itself; used to continue a paged range. */
   startKey?: string;
+  /**
+   * Only keys and revisions are needed: a backend may leave values empty (etcd
+   * then does not send them), or send them anyway.
+   */
+  keysOnly?: boolean;
 }
 
 export interface RangeResult {

@@ -96,4 +96,49 @@ describe('two apiservers on one etcd', function () {
       assert.equal((await apiB('GET', `${cms}/flip`)).json.data.n, 'y');
     }
   });
+
+  it('lists the latest state when writes elsewhere keep the cache from proving itself current', async () => {
+    const secrets = '/api/v1/namespaces/default/secrets';
+    const names = Array.from({ length: 80 }, (_, i) => `l${i}`);
+    const rvs = new Map<string, string>();
+    await Promise.all(
+      names.map(async (n) => {
+        const r = await apiB('POST', cms, { body: cm(n, '0') });
+        assert.equal(r.status, 201);
+        rvs.set(n, r.json.metadata.resourceVersion);
+      }),
+    );
+    assert.equal((await apiA('GET', `${cms}?resourceVersion=0`)).status, 200);
+    for (let round = 0; round < 12; round++) {
+      // B changes a few (or, every fourth round, all) of them, then writes a secret:
+      // A's configmap watch never sees that last revision, so A lists from etcd.
+      const changed = round % 4 === 3 ? names : names.filter((_, i) => i % 12 === round);
+      await Promise.all(
+        changed.map(async (n) => {
+          const r = await apiB('PUT', `${cms}/${n}`, { body: cm(n, String(round)) });
+          assert.equal(r.status, 200);
+          rvs.set(n, r.json.metadata.resourceVersion);
+        }),
+      );
+      const secret = await apiB('POST', secrets, {
+        body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: `s${round}` } },
+      });
+      assert.equal(secret.status, 201);
+      const list = await apiA('GET', `${cms}?labelSelector=!nothing`);
+      const plain = await apiA('GET', cms);
+      for (const l of [list, plain]) {
+        assert.equal(l.status, 200);
+        assert.ok(
+          Number(l.json.metadata.resourceVersion) >= Number(secret.json.metadata.resourceVersion),
+          'the list is at least as new as every write acknowledged before it',
+        );
+        const got = new Map(l.json.items.map((o: any) => [o.metadata.name, o]));
+        for (const [n, rv] of rvs) {
+          const o: any = got.get(n);
+          assert.ok(o, `${n} missing`);
+          assert.equal(o.metadata.resourceVersion, rv, `${n} is stale`);
+        }
+      }
+    }
+  });
 });

@@ -3,6 +3,10 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Cacher } from '../cacher/cacher';
+import { CachedObject } from '../cacher/cached-object';
+import type { KeyValue } from '../interface';
+import { ListPages } from '../../registry/list-pages';
+import type { StoreResource } from '../../registry/resource';
 import { type EtcdServer, etcdAvailable, startEtcd } from './etcd-server';
 import { type EtcdStorage, openEtcdStorage } from './index';
 import { RevisionFence } from './revision-fence';
@@ -138,5 +142,38 @@ describe('etcd3 consistent reads from the watch cache', function () {
     assert.ok(a.fence.reads > 0);
     // Reported, not asserted: how many reads the cache could serve depends on timing.
     if (process.env.TKUBE_TEST_VERBOSE) console.log(`served ${served} of 240 reads, ${checks} key checks`);
+  });
+
+  it('assembles a consistent list from the cache and a keys-only range, reading what the cache lacks', async () => {
+    const keys = Array.from({ length: 100 }, (_, i) => `${prefix}k${String(i).padStart(3, '0')}`);
+    const revs = new Map<string, number>();
+    for (const k of keys) revs.set(k, (await a.create(k, Buffer.from('0'))).modRevision);
+    assert.ok(await caughtUp(Math.max(...revs.values())));
+    const keysOnly = await a.range(prefix, { keysOnly: true });
+    assert.equal(keysOnly.kvs.length, 100);
+    assert.ok(keysOnly.kvs.every((kv) => kv.value.length === 0 && kv.modRevision === revs.get(kv.key)));
+    // A cache frozen at this state: from now on it lags etcd by exactly the writes below.
+    cacher.stop();
+    const wrap = (kv: KeyValue) => CachedObject.fromKV(kv, codec);
+    const pages = new ListPages({ keyRoot: prefix.slice(0, -1) } as StoreResource, b, cacher, wrap);
+    const check = async (label: string) => {
+      const l = await pages.latestViaCache(undefined, prefix);
+      assert.equal(l.items.length, revs.size, label);
+      for (const o of l.items) assert.equal(o.rv, revs.get(o.key), `${label}: ${o.key}`);
+      assert.ok(l.rv >= Math.max(...revs.values()), label);
+    };
+    await check('cache current');
+    // A few changed and one deleted: read one by one at the listed revision.
+    for (const k of keys.slice(0, 5))
+      revs.set(k, (await b.update(k, Buffer.from('1'), revs.get(k)!)).modRevision);
+    await b.delete(keys[99]);
+    revs.delete(keys[99]);
+    await check('a few stale');
+    // Most changed: one full range at the listed revision.
+    for (const k of keys.slice(0, 90))
+      revs.set(k, (await b.update(k, Buffer.from('2'), revs.get(k)!)).modRevision);
+    await check('most stale');
+    const only = await pages.latestViaCache(() => false, prefix);
+    assert.equal(only.items.length, 0, 'the selector applies');
   });
 });

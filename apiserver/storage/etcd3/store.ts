@@ -127,6 +127,7 @@ export class EtcdStorage implements Storage {
       rangeEnd: prefixEnd(prefix),
       limit: opts.limit,
       revision: opts.revision,
+      keysOnly: opts.keysOnly,
     });
     const kvs: KeyValue[] = res.kvs;
     return {
