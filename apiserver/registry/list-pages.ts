@@ -75,8 +75,9 @@ export class ListPages {
       if (o !== undefined && o.rv === kv.modRevision) all[i] = o;
       else stale.push(i);
     }
-    if (stale.length > MAX_SINGLE_READS) return this.fromStore(prefix, r.revision, 0, prefix, match, !!match);
     try {
+      if (stale.length > MAX_SINGLE_READS)
+        return await this.fromStore(prefix, r.revision, 0, prefix, match, !!match);
       await Promise.all(
         stale.map(async (i) => {
           const { kv } = await this.storage.get(r.kvs[i].key, r.revision);
