@@ -1,7 +1,7 @@
 // Unary gRPC calls over node:http2 against a real etcd, and the failures a
 // caller must be able to tell apart (never connected, deadline, etcd's errors).
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:net';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 import { status } from '@grpc/grpc-js';
 import { type EtcdServer, etcdAvailable, startEtcd } from './etcd-server';
 import { METHOD, prefixEnd, putFields, rangeFields } from './proto';
@@ -35,7 +35,7 @@ describe('etcd3 unary calls over node:http2', function () {
   });
 
   it('ends a call at its deadline when the server does not answer', async () => {
-    const sockets: import('node:net').Socket[] = [];
+    const sockets: Socket[] = [];
     const mute: Server = createServer((s) => sockets.push(s));
     await new Promise<void>((r) => mute.listen(0, '127.0.0.1', r));
     const c = new UnaryClient(`http://127.0.0.1:${(mute.address() as { port: number }).port}`, null);
@@ -79,6 +79,66 @@ describe('etcd3 unary calls over node:http2', function () {
       );
       assert.equal(err.code, status.OUT_OF_RANGE);
       assert.match(err.details, /required revision is a future revision/);
+    });
+
+    it('drops a connection whose peer went silent, and carries on over a new one', async function () {
+      this.timeout(60_000);
+      // A TCP relay to etcd that can swallow everything on its open connections
+      // without closing them, as a dead peer behind a partition does.
+      const open: { client: Socket; upstream: Socket }[] = [];
+      const relay = createServer((client) => {
+        const upstream = connect(Number(new URL(etcd!.endpoint).port), '127.0.0.1');
+        client.pipe(upstream);
+        upstream.pipe(client);
+        const pair = { client, upstream };
+        open.push(pair);
+        const end = () => {
+          client.destroy();
+          upstream.destroy();
+        };
+        client.on('error', end);
+        upstream.on('error', end);
+      });
+      await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
+      const viaRelay = new UnaryClient(
+        `http://127.0.0.1:${(relay.address() as { port: number }).port}`,
+        null,
+      );
+      const read = (ms: number) =>
+        viaRelay.call(METHOD.range, encode(rangeFields({ key: '/u/a' })), decodeRange, ms);
+      try {
+        await c.call(
+          METHOD.put,
+          encode(putFields({ key: '/u/a', value: Buffer.from('v') })),
+          decodePut,
+          5_000,
+        );
+        assert.equal((await read(5_000)).kvs[0].value.toString(), 'v');
+        for (const { client, upstream } of open) {
+          client.unpipe(upstream);
+          upstream.unpipe(client);
+          upstream.destroy();
+          client.pause(); // neither answer nor close: silence
+        }
+        assert.equal((await failure(read(300))).code, status.DEADLINE_EXCEEDED);
+        // The deadline pinged the connection; unanswered, it is dropped and the next call reconnects.
+        let ok = false;
+        for (let i = 0; i < 30 && !ok; i++) {
+          ok = await read(1_000).then(
+            (r) => r.kvs[0].value.toString() === 'v',
+            () => false,
+          );
+          if (!ok) await new Promise((r) => setTimeout(r, 500));
+        }
+        assert.ok(ok, 'no call got through after the silent connection');
+      } finally {
+        viaRelay.close();
+        for (const { client, upstream } of open) {
+          client.destroy();
+          upstream.destroy();
+        }
+        await new Promise((r) => relay.close(r));
+      }
     });
 
     it('receives a response far larger than the HTTP/2 windows, and many calls at once', async () => {

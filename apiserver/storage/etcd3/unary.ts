@@ -38,6 +38,15 @@ const {
   NGHTTP2_CANCEL,
 } = http2.constants;
 
+/**
+ * Like grpc-js's keepalive as tkube configured it: while calls are open, a ping
+ * every 30 s, and a connection that does not answer one within 10 s is dropped,
+ * so calls fail over instead of waiting out their deadlines on a dead peer. A
+ * call that hits its deadline pings at once.
+ */
+const KEEPALIVE_MS = 30_000;
+const KEEPALIVE_TIMEOUT_MS = 10_000;
+
 /** Per-stream and connection receive windows: a list of many objects arrives without waiting for window updates. */
 const STREAM_WINDOW = 16 << 20;
 const SESSION_WINDOW = 64 << 20;
@@ -58,6 +67,9 @@ const everConnected = new WeakSet<http2.ClientHttp2Session>();
 export class UnaryClient {
   private session: http2.ClientHttp2Session | null = null;
   private closed = false;
+  /** Calls in flight (on any session). */
+  private active = 0;
+  private readonly pinging = new WeakSet<http2.ClientHttp2Session>();
 
   /**
    * url: http://host:port, https://host:port or unix:path (as parseEndpoint
@@ -94,7 +106,12 @@ export class UnaryClient {
       everConnected.add(session);
       session.setLocalWindowSize(SESSION_WINDOW);
     });
+    const keepalive = setInterval(() => {
+      if (this.active > 0) this.ping(session);
+    }, KEEPALIVE_MS);
+    keepalive.unref();
     const drop = () => {
+      clearInterval(keepalive);
       if (this.session === session) this.session = null;
     };
     // Errors reach the calls through their streams; the session is just replaced.
@@ -104,6 +121,28 @@ export class UnaryClient {
     // Idle connections must not keep the process alive; open calls do (their timers).
     session.unref();
     return session;
+  }
+
+  /** Drops the session unless the peer answers a ping in time. */
+  private ping(session: http2.ClientHttp2Session): void {
+    if (session.destroyed || this.pinging.has(session)) return;
+    this.pinging.add(session);
+    const timer = setTimeout(
+      () => session.destroy(new Error('etcd did not answer a keepalive ping')),
+      KEEPALIVE_TIMEOUT_MS,
+    );
+    timer.unref();
+    try {
+      session.ping((err) => {
+        clearTimeout(timer);
+        this.pinging.delete(session);
+        if (err && !session.destroyed) session.destroy(err);
+      });
+    } catch {
+      // Not connected yet: the connection attempt has its own failure path.
+      clearTimeout(timer);
+      this.pinging.delete(session);
+    }
   }
 
   /** One call; rejects with a GrpcCallError (or the message decoder's error). */
@@ -140,9 +179,11 @@ export class UnaryClient {
       let details = '';
       const chunks: Buffer[] = [];
       let size = 0;
+      this.active++;
       const finish = (err: Error | null, value?: T) => {
         if (settled) return;
         settled = true;
+        this.active--;
         clearTimeout(timer);
         if (err) reject(err);
         else resolve(value as T);
@@ -150,6 +191,7 @@ export class UnaryClient {
       const timer = setTimeout(() => {
         stream.close(NGHTTP2_CANCEL);
         finish(new GrpcCallError(status.DEADLINE_EXCEEDED, 'Deadline exceeded'));
+        this.ping(session);
       }, timeoutMs);
       const readStatus = (h: http2.IncomingHttpHeaders) => {
         const s = h['grpc-status'];

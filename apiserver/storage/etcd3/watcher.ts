@@ -173,7 +173,6 @@ export class WatchManager {
     if (sub.lastRev >= rev) return Promise.resolve(true);
     if (this.subs.get(sub.id) !== sub) return Promise.resolve(false);
     return new Promise((resolve) => {
-      const waiters = (sub.fenceWaiters ??= []);
       const entry = {
         rev,
         done: (ok: boolean) => {
@@ -182,11 +181,11 @@ export class WatchManager {
         },
       };
       const timer = setTimeout(() => {
-        const i = waiters.indexOf(entry);
-        if (i >= 0) waiters.splice(i, 1);
+        // advance() may have replaced the array meanwhile: take the entry out of the current one.
+        if (sub.fenceWaiters) sub.fenceWaiters = sub.fenceWaiters.filter((w) => w !== entry);
         resolve(false);
       }, FENCE_WAIT_MS);
-      waiters.push(entry);
+      (sub.fenceWaiters ??= []).push(entry);
     });
   }
 
