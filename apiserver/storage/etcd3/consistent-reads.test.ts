@@ -9,6 +9,7 @@ import { ListPages } from '../../registry/list-pages';
 import type { StoreResource } from '../../registry/resource';
 import { type EtcdServer, etcdAvailable, startEtcd } from './etcd-server';
 import { type EtcdStorage, openEtcdStorage } from './index';
+import { OwnWrites } from './own-writes';
 import { RevisionFence } from './revision-fence';
 
 const codec = {
@@ -40,6 +41,26 @@ describe('etcd3 revision fence', () => {
     started.shift()!();
     assert.equal(await b, 11);
     assert.equal(await c, 11);
+  });
+});
+
+describe('etcd3 own writes', () => {
+  it('proves a range of revisions free of a prefix only when each is an own write outside it', () => {
+    const w = new OwnWrites(4);
+    w.note(11, '/registry/leases/a');
+    w.note(12, '/registry/secrets/s');
+    w.note(14, '/registry/configmaps/c');
+    assert.equal(w.allOutside('/registry/configmaps/', 10, 12), true);
+    assert.equal(w.allOutside('/registry/configmaps/', 10, 10), true, 'an empty range');
+    assert.equal(w.allOutside('/registry/configmaps/', 10, 13), false, '13 is somebody else’s write');
+    assert.equal(w.allOutside('/registry/secrets/', 10, 12), false, '12 changed the prefix');
+    w.note(13, '/registry/leases/b');
+    assert.equal(w.allOutside('/registry/pods/', 10, 14), true);
+    assert.equal(w.allOutside('/registry/configmaps/', 12, 14), false);
+    w.note(15, '/registry/leases/c'); // over capacity: 11 is forgotten
+    assert.equal(w.allOutside('/registry/pods/', 10, 12), false);
+    assert.equal(w.allOutside('/registry/pods/', 11, 15), true);
+    assert.equal(w.allOutside('/registry/pods/', 0, 15), false, 'wider than what is kept');
   });
 });
 
@@ -96,6 +117,24 @@ describe('etcd3 consistent reads from the watch cache', function () {
     const w2 = await b.update(`${prefix}k`, Buffer.from('two'), w.modRevision);
     assert.ok(await caughtUp(w2.modRevision));
     assert.equal(await cacher.sync(1000), true);
+    assert.equal(cacher.get(`${prefix}k`)?.rv, w2.modRevision);
+  });
+
+  it("passes the fence of an idle prefix while only this client's writes elsewhere moved the revision", async () => {
+    const w = await a.create(`${prefix}k`, Buffer.from('one'));
+    assert.ok(await caughtUp(w.modRevision));
+    const other = `/registry/elsewhere-${randomUUID()}/`;
+    let last = 0;
+    for (let i = 0; i < 5; i++) last = (await a.create(`${other}${i}`, Buffer.from('x'))).modRevision;
+    assert.equal(await cacher.sync(1000), true, 'every revision since the last event is our own, elsewhere');
+    assert.ok(cacher.rv >= last);
+    // Another client's write in between: no proof, the reads go to etcd.
+    await b.create(`${other}b`, Buffer.from('x'));
+    await a.create(`${other}after`, Buffer.from('x'));
+    assert.equal(await cacher.sync(1000), false);
+    // Our own write under the prefix: its event, not the log, moves the watch on.
+    const w2 = await a.update(`${prefix}k`, Buffer.from('two'), w.modRevision);
+    assert.equal(await cacher.sync(5000), true);
     assert.equal(cacher.get(`${prefix}k`)?.rv, w2.modRevision);
   });
 

@@ -185,6 +185,7 @@ export class EtcdStorage implements Storage {
         key,
       );
       if (!res.succeeded) throw errKeyExists(key);
+      this.watches.noteWrite(res.revision, key);
       return written(key, value, res.revision, lease);
     });
   }
@@ -206,6 +207,7 @@ export class EtcdStorage implements Storage {
         key,
       );
       if (!res.succeeded) throw this.casFailure(key, res);
+      this.watches.noteWrite(res.revision, key);
       const op = res.responses[0];
       const prev = op?.kind === 'put' ? op.put.prevKv : null;
       return written(key, value, res.revision, lease, prev);
@@ -230,6 +232,7 @@ export class EtcdStorage implements Storage {
         throw toStorageError(err, key);
       }
       if (res.deleted === 0 || !res.prevKvs[0]) throw errKeyNotFound(key);
+      this.watches.noteWrite(res.revision, key);
       return { revision: res.revision, prevKv: res.prevKvs[0] };
     }
     const res = await this.txn(
@@ -237,6 +240,7 @@ export class EtcdStorage implements Storage {
       key,
     );
     if (!res.succeeded) throw this.casFailure(key, res);
+    this.watches.noteWrite(res.revision, key);
     const op = res.responses[0];
     const prev = op?.kind === 'delete' ? op.del.prevKvs[0] : undefined;
     if (!prev) throw errKeyNotFound(key);

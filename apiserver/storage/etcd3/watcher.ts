@@ -17,8 +17,11 @@
 // progress here is a revision fence: read the current revision R (one
 // linearizable read shared by concurrent callers, revision-fence.ts), then wait
 // until this watch has delivered an event (or a timed progress notification,
-// which etcd sends through the watch's own event channel) at or after R.
+// which etcd sends through the watch's own event channel) at or after R, or
+// until every revision between is one of this client's own writes outside the
+// watched prefix (own-writes.ts).
 import type { RevisionFence } from './revision-fence';
+import { OwnWrites } from './own-writes';
 import type { ClientDuplexStream } from '@grpc/grpc-js';
 import { status } from '@grpc/grpc-js';
 import type { StorageEvent, StorageWatch } from '../interface';
@@ -55,8 +58,13 @@ interface Sub {
   onCanceled?: (compactRevision: number) => void;
   /** progress() callers waiting for lastRev to reach a revision; false when the watch ends first. */
   fenceWaiters?: { rev: number; done: (reached: boolean) => void }[];
-  /** lastRev when a fence last timed out: until the watch moves on, progress() gives up at once. */
+  /**
+   * lastRev when a fence last failed: until the watch moves on (or a second
+   * passed: the gap may have been this client's write, acknowledged late),
+   * progress() gives up at once.
+   */
   fenceMissedAt?: number;
+  fenceRetryAt?: number;
 }
 
 /**
@@ -66,6 +74,8 @@ interface Sub {
  * reads then go to etcd instead.
  */
 const FENCE_WAIT_MS = 25;
+/** How long a failed fence keeps an idle watch from trying again. */
+const FENCE_RETRY_MS = 1_000;
 
 function toEvent(e: RawEvent): StorageEvent {
   const kv = e.kv!;
@@ -97,10 +107,23 @@ export class WatchManager {
   /** Streams opened so far (for tests and metrics). */
   streamsOpened = 0;
 
+  /** This client's own writes, which let an idle prefix pass a fence (see own-writes.ts). */
+  private readonly ownWrites = new OwnWrites();
+
   constructor(
     private readonly conn: Connection,
     private readonly fence?: RevisionFence,
   ) {}
+
+  /**
+   * Records one of this client's acknowledged writes. A watch of its prefix
+   * will see its event, so a fence that failed there is worth trying again.
+   */
+  noteWrite(revision: number, key: string): void {
+    this.ownWrites.note(revision, key);
+    for (const [prefix, subs] of this.byPrefix)
+      if (key.startsWith(prefix)) for (const sub of subs) sub.fenceMissedAt = undefined;
+  }
 
   /** Watchers being fed. */
   get watcherCount(): number {
@@ -152,20 +175,39 @@ export class WatchManager {
   /** See the file comment: a revision fence, then this watch's own order. */
   private async progress(fence: RevisionFence, queue: WatchQueue, sub: Sub): Promise<number | undefined> {
     if (queue.closed || this.subs.get(sub.id) !== sub) return undefined;
-    if (sub.fenceMissedAt !== undefined && sub.lastRev <= sub.fenceMissedAt) return undefined;
+    if (
+      sub.fenceMissedAt !== undefined &&
+      sub.lastRev <= sub.fenceMissedAt &&
+      Date.now() < (sub.fenceRetryAt ?? 0)
+    )
+      return undefined;
     let rev: number;
     try {
       rev = await fence.current();
     } catch {
       return undefined;
     }
-    if (!(await this.reached(sub, rev))) {
+    if (!this.covered(sub, rev) && !(await this.reached(sub, rev)) && !this.covered(sub, rev)) {
       sub.fenceMissedAt = sub.lastRev;
+      sub.fenceRetryAt = Date.now() + FENCE_RETRY_MS;
       return undefined;
     }
     sub.fenceMissedAt = undefined;
     // Delivered to the queue; the consumer must also have applied it.
     return (await queue.idle()) ? rev : undefined;
+  }
+
+  /**
+   * True when the watch delivered everything up to rev: it did, or every
+   * revision it has not seen is this client's write outside its prefix (then
+   * it is moved on to rev, which is also where it would resume).
+   */
+  private covered(sub: Sub, rev: number): boolean {
+    if (sub.lastRev >= rev) return true;
+    if (sub.prefix === null || sub.lastRev === 0 || sub.frag || this.subs.get(sub.id) !== sub) return false;
+    if (!this.ownWrites.allOutside(sub.prefix, sub.lastRev, rev)) return false;
+    this.advance(sub, rev);
+    return true;
   }
 
   /** Resolves true once the etcd watch delivered everything up to rev, false after FENCE_WAIT_MS. */
