@@ -70,6 +70,12 @@ export interface WatchOptions {
    * error (a slow reader must never stall the store or other watchers).
    */
   bufferSize?: number;
+  /**
+   * False when the consumer keeps the previous values itself (a watch cache):
+   * events may then come without prevKv, sparing etcd a read of the old value
+   * per update and delete. Default true.
+   */
+  prevKv?: boolean;
 }
 
 /**

@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Cacher } from '../cacher/cacher';
+import { collect } from '../conformance';
 import { CachedObject } from '../cacher/cached-object';
 import type { KeyValue } from '../interface';
 import { ListPages } from '../../registry/list-pages';
@@ -181,6 +182,32 @@ describe('etcd3 consistent reads from the watch cache', function () {
     assert.ok(a.fence.reads > 0);
     // Reported, not asserted: how many reads the cache could serve depends on timing.
     if (process.env.TKUBE_TEST_VERBOSE) console.log(`served ${served} of 240 reads, ${checks} key checks`);
+  });
+
+  it('feeds the cache from an etcd watch without previous values, apart from watchers that want them', async () => {
+    const k = `${prefix}k`;
+    const w = await a.create(k, Buffer.from('one'));
+    // The second may share the cache's etcd watch (same start, no previous values); the first may not.
+    const withPrev = a.watch(prefix, w.modRevision);
+    const without = a.watch(prefix, w.modRevision, { prevKv: false });
+    const u = await a.update(k, Buffer.from('two'), w.modRevision);
+    const d = await a.delete(k);
+    const [eu, ed] = await collect(withPrev, 2);
+    assert.equal(eu.prevKv?.value.toString(), 'one');
+    assert.equal(ed.prevKv?.value.toString(), 'two');
+    const [nu, nd] = await collect(without, 2);
+    assert.equal(nu.type, 'update');
+    assert.equal(nu.revision, u.modRevision);
+    assert.equal(nu.kv?.value.toString(), 'two');
+    assert.equal(nu.prevKv, null);
+    assert.equal(nd.type, 'delete');
+    assert.equal(nd.revision, d.revision);
+    assert.equal(nd.prevKv, null);
+    withPrev.stop();
+    without.stop();
+    // The cache got the delete without the old value from etcd: it had it.
+    assert.ok(await caughtUp(d.revision));
+    assert.equal(cacher.get(k), undefined);
   });
 
   it('assembles a consistent list from the cache and a keys-only range, reading what the cache lacks', async () => {

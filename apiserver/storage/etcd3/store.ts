@@ -248,7 +248,7 @@ export class EtcdStorage implements Storage {
   }
 
   watch(prefix: string, fromRevision: number, opts?: WatchOptions): StorageWatch {
-    return this.watches.watch(prefix, fromRevision, opts?.bufferSize);
+    return this.watches.watch(prefix, fromRevision, opts?.bufferSize, opts?.prevKv ?? true);
   }
 
   async currentRevision(): Promise<number> {

@@ -46,6 +46,8 @@ interface Sub {
   readonly prefix: string | null;
   readonly key: Buffer;
   readonly rangeEnd: Buffer | undefined;
+  /** etcd sends each update's and delete's previous value (probes and watch caches go without). */
+  readonly prevKv: boolean;
   /** Every event up to here was delivered (or precedes the start); 0 = "now", not yet known. */
   lastRev: number;
   /** Started "from now", so lastRev trails etcd's current revision only by events in flight. */
@@ -137,7 +139,7 @@ export class WatchManager {
     return this.subs.size;
   }
 
-  watch(prefix: string, fromRevision: number, bufferSize?: number): StorageWatch {
+  watch(prefix: string, fromRevision: number, bufferSize?: number, prevKv = true): StorageWatch {
     const from = Math.max(0, fromRevision);
     let sub: Sub | undefined;
     const queue = new WatchQueue(from, bufferSize, () => sub && this.leave(sub, queue));
@@ -145,7 +147,7 @@ export class WatchManager {
       queue.fail(new StorageError('Closed', 'etcd3 storage is closed'));
       return queue;
     }
-    sub = this.shareable(prefix, from);
+    sub = this.shareable(prefix, from, prevKv);
     if (sub) {
       // Joining "from now": now is the newest revision this etcd watch delivered.
       const skip = from === 0 ? sub.lastRev : from;
@@ -158,6 +160,7 @@ export class WatchManager {
       prefix,
       key: Buffer.from(prefix, 'utf8'),
       rangeEnd: prefixEnd(prefix),
+      prevKv,
       lastRev: from,
       fromNow: from === 0,
       members: new Map([[queue, from]]),
@@ -252,12 +255,13 @@ export class WatchManager {
    * `from` needs: its next event is the first after `from`, or, for a watcher
    * from now on, a watch that itself started from now. Other starts get their
    * own etcd watch: an older one would need history, a newer one might be ahead
-   * of etcd or still replaying history.
+   * of etcd or still replaying history. Sharers also agree on previous values.
    */
-  private shareable(prefix: string, from: number): Sub | undefined {
+  private shareable(prefix: string, from: number, prevKv: boolean): Sub | undefined {
     const subs = this.byPrefix.get(prefix);
     if (!subs) return undefined;
-    for (const sub of subs) if (from === 0 ? sub.fromNow : sub.lastRev === from) return sub;
+    for (const sub of subs)
+      if ((from === 0 ? sub.fromNow : sub.lastRev === from) && sub.prevKv === prevKv) return sub;
     return undefined;
   }
 
@@ -298,6 +302,7 @@ export class WatchManager {
         prefix: null,
         key: Buffer.from('compact_rev_key'),
         rangeEnd: undefined,
+        prevKv: false,
         lastRev: compactedRev - 1,
         fromNow: false,
         members: new Map(),
@@ -333,7 +338,7 @@ export class WatchManager {
         // etcd's start_revision is inclusive; ours is "after lastRev".
         startRevision: sub.lastRev > 0 ? sub.lastRev + 1 : 0,
         watchId: sub.id,
-        prevKv: !probe,
+        prevKv: sub.prevKv,
         fragment: true,
         progressNotify: !probe,
       }),
