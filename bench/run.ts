@@ -12,7 +12,13 @@ import * as os from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { etcdAvailable, type EtcdServer, startEtcd } from '../apiserver/storage/etcd3/etcd-server';
-import { embeddedWriteCeiling, etcdWriteCeiling, startBareServer } from './lib/ceilings';
+import {
+  embeddedWriteCeiling,
+  etcdRawPutCeiling,
+  etcdRawRangeCeiling,
+  etcdWriteCeiling,
+  startBareServer,
+} from './lib/ceilings';
 import { CpuMeter, DIST, NoiseMeter, removeDir, startApiserver, tempDir } from './lib/procs';
 import {
   appendHistory,
@@ -250,7 +256,13 @@ async function main(): Promise<void> {
             const noise = new NoiseMeter([etcd.pid]);
             result.storeCeiling = await etcdWriteCeiling(etcd.endpoint);
             result.storeCeilingOther = noise.read();
+            result.rawEtcdPut = await etcdRawPutCeiling(etcd.endpoint, etcd.pid);
+            log(`etcd: bare grpc-js Put: ${result.rawEtcdPut.rate.toFixed(0)}/s`);
           } else result.storeCeiling = run.ceilings.embeddedWrites;
+        }
+        if (etcd && opts.only.has('get')) {
+          result.rawEtcdRange = await etcdRawRangeCeiling(etcd.endpoint, etcd.pid);
+          log(`etcd: bare grpc-js Range: ${result.rawEtcdRange.rate.toFixed(0)}/s`);
         }
         if (['start', 'create', 'get', 'watch'].some((s) => opts.only.has(s as Scenario)))
           await configMapsInstance(ctx);

@@ -77,6 +77,10 @@ export class StoreReader {
   }
 
   private wrap(kv: { key: string; value: Buffer; modRevision: number }): CachedObject {
+    // A key's modRevision names one write, so the cache's object of the same key
+    // and revision holds these very bytes, already decoded (and its encodings memoised).
+    const cached = this.cacher?.get(kv.key);
+    if (cached !== undefined && cached.rv === kv.modRevision) return cached;
     const obj = this.codec.decode(kv.value, kv.modRevision, kv.key);
     return new CachedObject(kv.key, kv.modRevision, obj, this.attrsOf(obj));
   }
@@ -245,11 +249,23 @@ export class StoreReader {
     if (rv === undefined)
       return (await this.cacheIsCurrent())
         ? this.pages.fromCache(prefix, limit, match, filtered)
-        : this.pages.fromStore(prefix, 0, limit, prefix, match, filtered);
+        : this.latestFromStore(prefix, limit, match, filtered);
     if (rv === 0) return this.listNotOlderThan(prefix, 0, limit, match, filtered);
     return limit
       ? this.listExact(prefix, rv, limit, match, filtered)
       : this.listNotOlderThan(prefix, rv, 0, match, filtered);
+  }
+
+  /** A consistent list the cache could not prove current for: the store's latest state. */
+  private latestFromStore(
+    prefix: string,
+    limit: number,
+    match: ((a: ObjectAttrs) => boolean) | undefined,
+    filtered: boolean,
+  ): Promise<ListResult> {
+    // A whole list from a loaded cache needs only the keys' revisions from the store.
+    if (!limit && this.cacher?.isReady) return this.pages.latestViaCache(match, prefix);
+    return this.pages.fromStore(prefix, 0, limit, prefix, match, filtered);
   }
 
   private async listExact(
@@ -318,7 +334,7 @@ export class StoreReader {
           ? await this.listNotOlderThan(prefix, rv, 0, undefined, false)
           : rv === undefined && (await this.cacheIsCurrent())
             ? this.pages.fromCache(prefix, 0, undefined, false)
-            : await this.pages.fromStore(prefix, 0, 0, prefix, undefined, false);
+            : await this.latestFromStore(prefix, 0, undefined, false);
       initial = listed.items;
       from = listed.rv;
     } else {

@@ -223,11 +223,35 @@ export class GenericStore {
     /** The state a lost race reported (Kubernetes retries from the failed transaction's read too). */
     let reported: KeyValue | undefined;
     for (let attempt = 0; ; attempt++) {
-      const kv = reported ?? (await this.opts.storage.get(key)).kv;
-      reported = undefined;
-      const current = kv ? this.decode(kv) : null;
-      const out = await this.computeUpdate(ctx, name, current, compute, hooks, sub, opts.allowCreate);
+      // Like kube's GuaranteedUpdate, the first try starts from the watch cache's
+      // object, saving a read of the store: the write's compare on modRevision
+      // catches a stale one, and any answer a stale one could cause (a failed
+      // precondition, "nothing to change") is checked again against the store.
+      // A retry after a lost race starts from the state that race reported.
+      const cacher = this.cacher;
+      // Every resource's cache runs in kube-apiserver; here it starts with the first read or update.
+      if (cacher && !cacher.isReady && attempt === 0) void cacher.ready();
+      const guess = attempt === 0 && !ctx.dryRun && cacher?.isReady ? cacher.get(key) : undefined;
+      let current: any;
+      let modRevision: number;
+      if (guess) {
+        current = jsonClone(guess.obj);
+        modRevision = guess.rv;
+      } else {
+        const kv = reported ?? (await this.opts.storage.get(key)).kv;
+        reported = undefined;
+        current = kv ? this.decode(kv) : null;
+        modRevision = kv?.modRevision ?? 0;
+      }
+      let out: Outcome;
+      try {
+        out = await this.computeUpdate(ctx, name, current, compute, hooks, sub, opts.allowCreate);
+      } catch (err) {
+        if (guess) continue;
+        throw err;
+      }
       if (ctx.dryRun || out.action === 'none') {
+        if (guess) continue;
         return { obj: out.obj, created: out.action === 'create' };
       }
       try {
@@ -242,7 +266,7 @@ export class GenericStore {
           return { obj: out.obj, created: true };
         }
         if (out.action === 'delete') {
-          const del = await this.opts.storage.delete(key, kv!.modRevision);
+          const del = await this.opts.storage.delete(key, modRevision);
           await this.opts.strategy.afterDelete?.(out.obj);
           out.obj.metadata.resourceVersion = String(del.revision);
           return { obj: out.obj, created: false };
@@ -251,7 +275,7 @@ export class GenericStore {
         const written = await this.opts.storage.update(
           key,
           this.encode(out.obj, key),
-          kv!.modRevision,
+          modRevision,
           this.putOptions(out.obj),
         );
         out.obj.metadata.resourceVersion = String(written.modRevision);

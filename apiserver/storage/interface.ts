@@ -36,6 +36,11 @@ export interface RangeOptions {
   limit?: number;
   /** Start at this key (inclusive) instead of the prefix itself; used to continue a paged range. */
   startKey?: string;
+  /**
+   * Only keys and revisions are needed: a backend may leave values empty (etcd
+   * then does not send them), or send them anyway.
+   */
+  keysOnly?: boolean;
 }
 
 export interface RangeResult {
@@ -65,6 +70,12 @@ export interface WatchOptions {
    * error (a slow reader must never stall the store or other watchers).
    */
   bufferSize?: number;
+  /**
+   * False when the consumer keeps the previous values itself (a watch cache):
+   * events may then come without prevKv, sparing etcd a read of the old value
+   * per update and delete. Default true.
+   */
+  prevKv?: boolean;
 }
 
 /**

@@ -1,12 +1,17 @@
 // What the machine can do without tkube's request path, measured in the same
 // run: a store's raw write rate (64 concurrent 1 KB creates straight on the
-// Storage interface, in this process) and a bare TLS server's GET rate.
+// Storage interface, in this process), bare grpc-js Put and Range loops against
+// the same etcd (no storage layer above them) and a bare TLS server's GET rate.
 import { join } from 'node:path';
+import * as grpc from '@grpc/grpc-js';
 import type { Storage } from '../../apiserver/storage/interface';
 import { openEmbeddedStorage } from '../../apiserver/storage/embedded/index';
 import { openEtcdStorage } from '../../apiserver/storage/etcd3/index';
-import { forkScript, removeDir, tempDir, terminate } from './procs';
+import { METHOD, putFields, rangeFields } from '../../apiserver/storage/etcd3/proto';
+import { encode } from '../../apiserver/storage/etcd3/wire';
+import { CpuMeter, NoiseMeter, forkScript, removeDir, tempDir, terminate } from './procs';
 import type { Target } from './procs';
+import type { RawEtcdRow } from './results';
 import { median } from './stats';
 
 const VALUE = Buffer.alloc(1024, 'x');
@@ -60,6 +65,88 @@ export async function etcdWriteCeiling(
     await s.close();
   }
   return median(rates);
+}
+
+/**
+ * `concurrency` closed-loop callers of one unary etcd method on a bare grpc-js
+ * client (one channel, requests pre-encoded, responses not decoded): what etcd
+ * and grpc-js can do before tkube's storage layer adds anything.
+ */
+async function rawEtcdLoop(
+  endpoint: string,
+  etcdPid: number,
+  method: string,
+  request: (n: number) => Buffer,
+  concurrency: number,
+  durationMs: number,
+): Promise<RawEtcdRow> {
+  const target = endpoint.replace(/^https?:\/\//, '');
+  const client = new grpc.Client(target, grpc.credentials.createInsecure(), {
+    'grpc.max_receive_message_length': -1,
+  });
+  const id = (b: Buffer) => b;
+  const call = (req: Buffer) =>
+    new Promise<void>((resolve, reject) =>
+      client.makeUnaryRequest(method, id, id, req, (err) => (err ? reject(err) : resolve())),
+    );
+  try {
+    let n = 0;
+    const loop = async (until: number) => {
+      await Promise.all(
+        Array.from({ length: concurrency }, async () => {
+          while (performance.now() < until) await call(request(n++));
+        }),
+      );
+    };
+    await loop(performance.now() + 500); // warm-up: connection, etcd's caches
+    n = 0;
+    const noise = new NoiseMeter([etcdPid]);
+    const cpu = new CpuMeter([etcdPid, process.pid]);
+    const t0 = performance.now();
+    await loop(t0 + durationMs);
+    const wallS = (performance.now() - t0) / 1000;
+    const c = cpu.read();
+    const perOp = (cores: number) => (cores * c.wallS * 1e6) / Math.max(1, n);
+    return {
+      rate: n / wallS,
+      etcdCpuUsPerOp: perOp(c.cores[0]),
+      clientCpuUsPerOp: perOp(c.cores[1]),
+      other: noise.read(),
+    };
+  } finally {
+    client.close();
+  }
+}
+
+/** Bare grpc-js Put of fresh 1 KB keys, 64 concurrent: etcd's write ceiling for a 1 KB create. */
+export function etcdRawPutCeiling(endpoint: string, etcdPid: number, concurrency = 64, durationMs = 3000) {
+  const prefix = `/bench-raw-put-${Date.now()}/`;
+  return rawEtcdLoop(
+    endpoint,
+    etcdPid,
+    METHOD.put,
+    (n) => encode(putFields({ key: `${prefix}${n}`, value: VALUE })),
+    concurrency,
+    durationMs,
+  );
+}
+
+/** Bare grpc-js linearizable Range of one 1 KB key, 64 concurrent: etcd's ceiling for a consistent GET. */
+export async function etcdRawRangeCeiling(
+  endpoint: string,
+  etcdPid: number,
+  concurrency = 64,
+  durationMs = 3000,
+): Promise<RawEtcdRow> {
+  const key = `/bench-raw-range-${Date.now()}`;
+  const s = await openEtcdStorage({ servers: [endpoint], compactionIntervalMs: 0 });
+  try {
+    await s.create(key, VALUE);
+  } finally {
+    await s.close();
+  }
+  const req = encode(rangeFields({ key }));
+  return rawEtcdLoop(endpoint, etcdPid, METHOD.range, () => req, concurrency, durationMs);
 }
 
 export interface BareServer {

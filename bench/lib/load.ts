@@ -5,7 +5,7 @@
 // (bench/worker.ts) and, for light work, in the driver itself.
 import { Pool } from 'undici';
 import type { Target } from './procs';
-import { configMap, pod, runningStatus } from './objects';
+import { configMap, paddedPod, pod, runningStatus } from './objects';
 import { Samples } from './stats';
 
 export type OpSpec =
@@ -14,7 +14,9 @@ export type OpSpec =
   /** POST a fresh ConfigMap of about `bytes` bytes. */
   | { type: 'create-cm'; namespace: string; bytes: number; prefix: string }
   /** POST a pod, then PUT its running status as a kubelet would (latencies recorded apart). */
-  | { type: 'pod'; namespace: string; prefix: string; first: number };
+  | { type: 'pod'; namespace: string; prefix: string; first: number }
+  /** POST a pod of about `bytes` bytes of JSON, nothing else (issue 21's "create 3.8 KB pod"). */
+  | { type: 'pod-create'; namespace: string; prefix: string; bytes: number };
 
 export interface LoadTask {
   kind: 'load';
@@ -111,6 +113,26 @@ export async function runLoad(task: LoadTask): Promise<LoadResult> {
       const text = await r.body.text();
       if (r.statusCode !== 201) {
         fail(`POST ${r.statusCode} ${text}`);
+        return false;
+      }
+      const end = performance.now();
+      if (start >= from && end < until) {
+        lat.push(end - start);
+        bytesIn += text.length;
+        ops++;
+      }
+      return true;
+    }
+    if (op.type === 'pod-create') {
+      const r = await p.request({
+        path: `/api/v1/namespaces/${op.namespace}/pods`,
+        method: 'POST',
+        headers: JSON_HEADERS,
+        body: JSON.stringify(paddedPod(op.namespace, `${op.prefix}-${n}`, n, op.bytes)),
+      });
+      const text = await r.body.text();
+      if (r.statusCode !== 201) {
+        fail(`POST pod ${r.statusCode} ${text}`);
         return false;
       }
       const end = performance.now();

@@ -76,6 +76,19 @@ export function pod(namespace: string, name: string, i: number): any {
   };
 }
 
+/**
+ * Pod number i whose JSON is about `bytes` long: the pod above with its
+ * running status and an annotation making up the rest (issue 21's 3.8 KB pod).
+ */
+export function paddedPod(namespace: string, name: string, i: number, bytes: number): any {
+  const p = pod(namespace, name, i);
+  p.status = runningStatus(i);
+  p.metadata.annotations = { 'bench.tkube.dev/pad': '' };
+  const pad = bytes - JSON.stringify(p).length;
+  p.metadata.annotations['bench.tkube.dev/pad'] = 'x'.repeat(Math.max(0, pad));
+  return p;
+}
+
 /** The status a kubelet writes once the pod runs. */
 export function runningStatus(i: number): any {
   const t = '2026-11-01T10:00:00Z';

@@ -4,7 +4,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { BackendResult, BudgetLine, LoadRow, RunResult } from './results';
+import type { BackendResult, BudgetLine, LoadRow, RawEtcdRow, RunResult } from './results';
 import { kib, ms, num, pct } from './stats';
 
 /** kube-apiserver v1.20 + etcd 3.4 figures from issue 11: reference only, measured elsewhere. */
@@ -20,6 +20,30 @@ export const REFERENCE = {
   list10k: { rv0: 672, consistent: 862, pages500: 1518 } as Record<string, number>,
   watch: '1000 watchers x 300 updates: p50 62 ms, p99 151 ms',
 };
+
+/**
+ * kube-apiserver v1.20.2 on etcd 3.4.23 measured side by side with tkube on the
+ * same etcd and machine (issue 21); the etcd table prints tkube's ratio to them.
+ */
+export const SAME_ETCD_REFERENCE = {
+  label: 'kube-apiserver v1.20.2, same etcd (issue 21)',
+  create64: 1866,
+  get64: 3937,
+  podCreate64: 1318,
+  listConsistentMs: 677,
+};
+
+/** " | kube on the same etcd 1,866/s: 1.2x" for the etcd backend (higher is better). */
+function vsKube(r: BackendResult, ours: number, theirs: number, unit: '/s' | 'ms'): string {
+  if (r.backend !== 'etcd') return '';
+  const ratio = unit === '/s' ? ours / theirs : theirs / ours;
+  return `; ${SAME_ETCD_REFERENCE.label} ${unit === '/s' ? rate(theirs) : ms(theirs)}: tkube ${num(ratio, 2)}x`;
+}
+
+/** "; 35% of bare grpc-js Put (2,900/s)" when the raw etcd loop ran. */
+function ofRaw(ours: number, raw: RawEtcdRow | undefined, what: string): string {
+  return raw ? `; ${pct(ours / raw.rate)} of bare grpc-js ${what} (${rate(raw.rate)})` : '';
+}
 
 export const BUDGET = {
   startEmptyMs: 300,
@@ -93,8 +117,23 @@ export function backendTable(r: BackendResult, run: RunResult): string {
       `${rate(x.rate)}, ${lat(x)}${cpuOf(x)}${errs(x.errors)}`,
       top && r.storeCeiling ? `${rate(r.storeCeiling)} raw store` : '',
       top && r.storeCeiling ? pct(x.rate / r.storeCeiling) : '',
-      `${rate(REFERENCE.create[x.concurrency])}${top ? `, p99 ${REFERENCE.createP99At64Ms} ms` : ''}`,
+      `${rate(REFERENCE.create[x.concurrency])}${top ? `, p99 ${REFERENCE.createP99At64Ms} ms` : ''}` +
+        (top
+          ? vsKube(r, x.rate, SAME_ETCD_REFERENCE.create64, '/s') + ofRaw(x.rate, r.rawEtcdPut, 'Put')
+          : ''),
       top ? '≥ 50% of store, p99 ≤ 50 ms' : '',
+      x.other,
+    );
+  }
+  if (r.podCreate) {
+    const x = r.podCreate;
+    add(
+      `pod create (${num(x.bytes / 1000, 1)} KB pod, 64 clients, create only)`,
+      `${rate(x.rate)}, ${lat(x)}${cpuOf(x)}${errs(x.errors)}`,
+      '',
+      '',
+      `–${vsKube(r, x.rate, SAME_ETCD_REFERENCE.podCreate64, '/s')}${ofRaw(x.rate, r.rawEtcdPut, 'Put')}`,
+      r.backend === 'etcd' ? `≥ ${rate(1.5 * SAME_ETCD_REFERENCE.podCreate64)} (1.5x kube)` : '',
       x.other,
     );
   }
@@ -104,7 +143,9 @@ export function backendTable(r: BackendResult, run: RunResult): string {
       `${rate(r.get.h1.rate)}, ${lat(r.get.h1)}${cpuOf(r.get.h1)}${errs(r.get.h1.errors)}`,
       c.bareGetH1 ? `${rate(c.bareGetH1.rate)} bare TLS server` : '',
       c.bareGetH1 ? pct(r.get.h1.rate / c.bareGetH1.rate) : '',
-      rate(REFERENCE.get64),
+      rate(REFERENCE.get64) +
+        vsKube(r, r.get.h1.rate, SAME_ETCD_REFERENCE.get64, '/s') +
+        ofRaw(r.get.h1.rate, r.rawEtcdRange, 'Range'),
       '≥ 50% of bare server',
       r.get.h1.other,
     );
@@ -136,7 +177,10 @@ export function backendTable(r: BackendResult, run: RunResult): string {
       `${ms(l.medianMs)} (best ${num(l.minMs)}), ${MB(l.bytes)}, ${MB(l.bytesPerSec)}/s`,
       bare ? `${ms(bare.medianMs)} bare TLS transfer of ${MB(bare.bytes)}` : '',
       bare ? `${num(l.medianMs / bare.medianMs, 1)}x bare` : '',
-      l.format === 'json' ? ms(REFERENCE.list10k[l.mode]) : '',
+      l.format === 'json'
+        ? ms(REFERENCE.list10k[l.mode]) +
+            (l.mode === 'consistent' ? vsKube(r, l.medianMs, SAME_ETCD_REFERENCE.listConsistentMs, 'ms') : '')
+        : '',
       l.mode === 'rv0' ? (l.format === 'json' ? '≤ 150 ms' : '< JSON') : '',
       l.other,
     );
@@ -206,6 +250,18 @@ export function ceilingTable(run: RunResult): string {
         rate(b.storeCeiling),
         o(b.storeCeilingOther),
       ]);
+  for (const b of run.backends) {
+    const raw = (what: string, x: RawEtcdRow | undefined) => {
+      if (x)
+        rows.push([
+          `bare grpc-js ${what} on etcd, 64 concurrent, no storage layer`,
+          `${rate(x.rate)}; CPU per op: etcd ${num(x.etcdCpuUsPerOp)} µs, grpc-js client ${num(x.clientCpuUsPerOp)} µs`,
+          o(x.other),
+        ]);
+    };
+    raw('Put of fresh 1 KB keys', b.rawEtcdPut);
+    raw('linearizable Range of one 1 KB key', b.rawEtcdRange);
+  }
   if (c.bareGetH1)
     rows.push([
       'bare node:http2 TLS server, 1 KB GET, 64 clients, HTTP/1.1',

@@ -15,6 +15,14 @@ export interface LoadRow {
   clientCpu?: number;
 }
 
+export interface RawEtcdRow {
+  rate: number;
+  /** CPU µs per operation of etcd, and of the grpc-js client. */
+  etcdCpuUsPerOp: number;
+  clientCpuUsPerOp: number;
+  other: number;
+}
+
 export interface ListRow {
   name: string;
   format: 'json' | 'protobuf';
@@ -57,9 +65,14 @@ export interface BackendResult {
     firstListMs: number;
   }[];
   create?: LoadRow[];
+  /** Creates of pods of `bytes` bytes of JSON at 64 clients, nothing else. */
+  podCreate?: LoadRow & { bytes: number };
   /** Raw store write rate at 64 writers (embedded: openEmbeddedStorage; etcd: the etcd3 storage client). */
   storeCeiling?: number;
   storeCeilingOther?: number;
+  /** etcd only: bare grpc-js loops (64 concurrent, no storage layer): 1 KB Puts, Ranges of one 1 KB key. */
+  rawEtcdPut?: RawEtcdRow;
+  rawEtcdRange?: RawEtcdRow;
   get?: { h1: LoadRow; h2?: LoadRow };
   pods?: {
     count: number;

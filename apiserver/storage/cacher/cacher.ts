@@ -116,7 +116,11 @@ export class Cacher {
         this.readyResolve?.();
         this.readyResolve = null;
         backoff = 100;
-        this.storageWatch = this.storage.watch(this.prefix, this.revision, { bufferSize: 1_000_000 });
+        // The cache holds every previous value itself: etcd need not send them.
+        this.storageWatch = this.storage.watch(this.prefix, this.revision, {
+          bufferSize: 1_000_000,
+          prevKv: false,
+        });
         for await (const batch of this.storageWatch) {
           for (const ev of batch) this.apply(ev);
           this.releaseWaiters();

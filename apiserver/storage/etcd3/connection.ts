@@ -1,10 +1,12 @@
-// gRPC plumbing to a set of etcd endpoints: one channel per endpoint (created
-// lazily), unary calls with deadlines and fail-over, and the Watch bidi stream.
+// gRPC plumbing to a set of etcd endpoints, each connected lazily: unary calls
+// with deadlines and fail-over over one HTTP/2 connection of our own per
+// endpoint (unary.ts), and the Watch bidi stream on a grpc-js channel.
 // Requests are encoded by proto.ts, so the serializers here are identities.
 import { readFileSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
 import { StorageError } from '../errors';
 import { logger } from '../../../shared/log';
+import { UnaryClient, type UnaryTls } from './unary';
 
 const log = logger('storage/etcd3');
 
@@ -19,6 +21,7 @@ interface Endpoint {
   readonly target: string;
   readonly secure: boolean;
   client: grpc.Client | null;
+  unary: UnaryClient | null;
 }
 
 const CHANNEL_OPTIONS: grpc.ChannelOptions = {
@@ -76,6 +79,7 @@ export class Connection {
   private current = 0;
   private closed = false;
   private secureCreds: grpc.ChannelCredentials | null = null;
+  private unaryTls: UnaryTls | null = null;
 
   constructor(
     servers: string[],
@@ -83,16 +87,14 @@ export class Connection {
     readonly requestTimeoutMs: number,
   ) {
     if (servers.length === 0) throw new Error('etcd3: no etcd servers given');
-    this.eps = servers.map((url) => ({ url, ...parseEndpoint(url), client: null }));
+    this.eps = servers.map((url) => ({ url, ...parseEndpoint(url), client: null, unary: null }));
     if (this.eps.some((e) => e.secure)) {
       const read = (f?: string) => (f ? readFileSync(f) : null);
       if (!tls?.certFile !== !tls?.keyFile)
         throw new Error('etcd3: TLS needs both a certificate and a key file');
-      this.secureCreds = grpc.credentials.createSsl(
-        read(tls?.caFile),
-        read(tls?.keyFile),
-        read(tls?.certFile),
-      );
+      const [ca, key, cert] = [read(tls?.caFile), read(tls?.keyFile), read(tls?.certFile)];
+      this.secureCreds = grpc.credentials.createSsl(ca, key, cert);
+      this.unaryTls = { ...(ca ? { ca } : {}), ...(key ? { key } : {}), ...(cert ? { cert } : {}) };
     } else if (tls?.caFile || tls?.certFile || tls?.keyFile) {
       log.warn('etcd TLS files given but no https:// endpoint; connecting without TLS');
     }
@@ -144,24 +146,10 @@ export class Connection {
 
   /** One unary call on endpoint i, without retries. */
   callOn<T>(i: number, method: string, req: Buffer, decode: (b: Buffer) => T, timeoutMs: number): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      let client: grpc.Client;
-      try {
-        client = this.client(i);
-      } catch (err) {
-        reject(err);
-        return;
-      }
-      client.makeUnaryRequest(
-        method,
-        identity,
-        decode,
-        req,
-        new grpc.Metadata(),
-        { deadline: Date.now() + timeoutMs },
-        (err, res) => (err ? reject(err) : resolve(res as T)),
-      );
-    });
+    if (this.closed) return Promise.reject(new StorageError('Closed', 'etcd3 storage is closed'));
+    const ep = this.eps[i];
+    ep.unary ??= new UnaryClient(ep.url, ep.secure ? this.unaryTls : null);
+    return ep.unary.call(method, req, decode, timeoutMs);
   }
 
   /** A unary call on the current endpoint, failing over on Unavailable when that is safe. */
@@ -200,6 +188,8 @@ export class Connection {
     for (const ep of this.eps) {
       ep.client?.close();
       ep.client = null;
+      ep.unary?.close();
+      ep.unary = null;
     }
   }
 }

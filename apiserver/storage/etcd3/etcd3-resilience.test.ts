@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { collect } from '../conformance';
@@ -25,6 +25,17 @@ async function eventually<T>(fn: () => Promise<T>, timeoutMs = 10_000): Promise<
       if (Date.now() > deadline) throw err;
       await new Promise((r) => setTimeout(r, 100));
     }
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** True when /proc says the process is stopped (state T). */
+function isStopped(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.startsWith('T') ?? false;
+  } catch {
+    return false;
   }
 }
 
@@ -120,6 +131,8 @@ describe('etcd3 storage when etcd fails', function () {
     const s = await client({ servers: [e1.endpoint] });
     const w = s.watch(p, await s.currentRevision());
     process.kill(e1.pid, 'SIGSTOP');
+    // The signal stops every thread asynchronously: wait until the kernel says it is stopped.
+    for (let i = 0; i < 200 && !isStopped(e1.pid); i++) await sleep(10);
     try {
       await rejectsWithin(s.checkHealth(300), ['Timeout'], 1_000);
     } finally {

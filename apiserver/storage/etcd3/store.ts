@@ -23,6 +23,7 @@ import type { Connection } from './connection';
 import { EtcdCompactor, compactTo } from './compaction';
 import { isCompactedError, isFutureRevisionError, isLeaseNotFoundError, toStorageError } from './etcd-errors';
 import { LeaseManager } from './lease';
+import { RevisionFence } from './revision-fence';
 import {
   CmpResult,
   METHOD,
@@ -73,13 +74,16 @@ export class EtcdStorage implements Storage {
   readonly watches: WatchManager;
   readonly leases: LeaseManager;
   readonly compactor: EtcdCompactor;
+  /** Shared reads of the current revision behind consistent reads from the watch cache. */
+  readonly fence: RevisionFence;
   private closed = false;
 
   constructor(
     readonly conn: Connection,
     opts: EtcdStorageOptions,
   ) {
-    this.watches = new WatchManager(conn);
+    this.fence = new RevisionFence(() => this.currentRevision());
+    this.watches = new WatchManager(conn, this.fence);
     this.leases = new LeaseManager(conn, opts.leaseReuseDurationSeconds);
     this.compactor = new EtcdCompactor(conn, opts.compactionIntervalMs);
     this.compactor.start();
@@ -123,6 +127,7 @@ export class EtcdStorage implements Storage {
       rangeEnd: prefixEnd(prefix),
       limit: opts.limit,
       revision: opts.revision,
+      keysOnly: opts.keysOnly,
     });
     const kvs: KeyValue[] = res.kvs;
     return {
@@ -180,6 +185,7 @@ export class EtcdStorage implements Storage {
         key,
       );
       if (!res.succeeded) throw errKeyExists(key);
+      this.watches.noteWrite(res.revision, key);
       return written(key, value, res.revision, lease);
     });
   }
@@ -201,6 +207,7 @@ export class EtcdStorage implements Storage {
         key,
       );
       if (!res.succeeded) throw this.casFailure(key, res);
+      this.watches.noteWrite(res.revision, key);
       const op = res.responses[0];
       const prev = op?.kind === 'put' ? op.put.prevKv : null;
       return written(key, value, res.revision, lease, prev);
@@ -225,6 +232,7 @@ export class EtcdStorage implements Storage {
         throw toStorageError(err, key);
       }
       if (res.deleted === 0 || !res.prevKvs[0]) throw errKeyNotFound(key);
+      this.watches.noteWrite(res.revision, key);
       return { revision: res.revision, prevKv: res.prevKvs[0] };
     }
     const res = await this.txn(
@@ -232,6 +240,7 @@ export class EtcdStorage implements Storage {
       key,
     );
     if (!res.succeeded) throw this.casFailure(key, res);
+    this.watches.noteWrite(res.revision, key);
     const op = res.responses[0];
     const prev = op?.kind === 'delete' ? op.del.prevKvs[0] : undefined;
     if (!prev) throw errKeyNotFound(key);
@@ -239,7 +248,7 @@ export class EtcdStorage implements Storage {
   }
 
   watch(prefix: string, fromRevision: number, opts?: WatchOptions): StorageWatch {
-    return this.watches.watch(prefix, fromRevision, opts?.bufferSize);
+    return this.watches.watch(prefix, fromRevision, opts?.bufferSize, opts?.prevKv ?? true);
   }
 
   async currentRevision(): Promise<number> {

@@ -6,6 +6,22 @@
 // responses and stall delivery). Each etcd watch has an ID we choose, used to
 // route responses. When the stream breaks, it is reopened and every etcd watch
 // re-created from the revision after the last one it delivered.
+//
+// progress() (consistent reads from the watch cache): etcd 3.4.23 answers a
+// client's progress request (WatchRequest.progress_request) on the stream's
+// control channel with the store's revision at once, and its send loop picks
+// control responses and queued events in random order, so that answer can
+// overtake events of the very revisions it names (etcd-io/etcd#15220, fixed in
+// 3.4.31 / 3.5.13), more so for a watch that is still catching up. What etcd
+// does keep, on every version, is the order of one watch's events. So a
+// progress here is a revision fence: read the current revision R (one
+// linearizable read shared by concurrent callers, revision-fence.ts), then wait
+// until this watch has delivered an event (or a timed progress notification,
+// which etcd sends through the watch's own event channel) at or after R, or
+// until every revision between is one of this client's own writes outside the
+// watched prefix (own-writes.ts).
+import type { RevisionFence } from './revision-fence';
+import { OwnWrites } from './own-writes';
 import type { ClientDuplexStream } from '@grpc/grpc-js';
 import { status } from '@grpc/grpc-js';
 import type { StorageEvent, StorageWatch } from '../interface';
@@ -30,6 +46,8 @@ interface Sub {
   readonly prefix: string | null;
   readonly key: Buffer;
   readonly rangeEnd: Buffer | undefined;
+  /** etcd sends each update's and delete's previous value (probes and watch caches go without). */
+  readonly prevKv: boolean;
   /** Every event up to here was delivered (or precedes the start); 0 = "now", not yet known. */
   lastRev: number;
   /** Started "from now", so lastRev trails etcd's current revision only by events in flight. */
@@ -40,7 +58,26 @@ interface Sub {
   frag: RawEvent[] | null;
   /** Probes only: etcd canceled the watch (compactRevision 0 when it did not say). */
   onCanceled?: (compactRevision: number) => void;
+  /** progress() callers waiting for lastRev to reach a revision; false when the watch ends first. */
+  fenceWaiters?: { rev: number; done: (reached: boolean) => void }[];
+  /**
+   * lastRev when a fence last failed: until the watch moves on (or a second
+   * passed: the gap may have been this client's write, acknowledged late),
+   * progress() gives up at once.
+   */
+  fenceMissedAt?: number;
+  fenceRetryAt?: number;
 }
+
+/**
+ * How long progress() waits for the watch to deliver up to the fence. Events of
+ * acknowledged writes are already queued in etcd, so they come quickly when
+ * they exist; an idle prefix has none (other keys moved the revision), and its
+ * reads then go to etcd instead.
+ */
+const FENCE_WAIT_MS = 25;
+/** How long a failed fence keeps an idle watch from trying again. */
+const FENCE_RETRY_MS = 1_000;
 
 function toEvent(e: RawEvent): StorageEvent {
   const kv = e.kv!;
@@ -72,7 +109,23 @@ export class WatchManager {
   /** Streams opened so far (for tests and metrics). */
   streamsOpened = 0;
 
-  constructor(private readonly conn: Connection) {}
+  /** This client's own writes, which let an idle prefix pass a fence (see own-writes.ts). */
+  private readonly ownWrites = new OwnWrites();
+
+  constructor(
+    private readonly conn: Connection,
+    private readonly fence?: RevisionFence,
+  ) {}
+
+  /**
+   * Records one of this client's acknowledged writes. A watch of its prefix
+   * will see its event, so a fence that failed there is worth trying again.
+   */
+  noteWrite(revision: number, key: string): void {
+    this.ownWrites.note(revision, key);
+    for (const [prefix, subs] of this.byPrefix)
+      if (key.startsWith(prefix)) for (const sub of subs) sub.fenceMissedAt = undefined;
+  }
 
   /** Watchers being fed. */
   get watcherCount(): number {
@@ -86,7 +139,7 @@ export class WatchManager {
     return this.subs.size;
   }
 
-  watch(prefix: string, fromRevision: number, bufferSize?: number): StorageWatch {
+  watch(prefix: string, fromRevision: number, bufferSize?: number, prevKv = true): StorageWatch {
     const from = Math.max(0, fromRevision);
     let sub: Sub | undefined;
     const queue = new WatchQueue(from, bufferSize, () => sub && this.leave(sub, queue));
@@ -94,25 +147,107 @@ export class WatchManager {
       queue.fail(new StorageError('Closed', 'etcd3 storage is closed'));
       return queue;
     }
-    sub = this.shareable(prefix, from);
+    sub = this.shareable(prefix, from, prevKv);
     if (sub) {
       // Joining "from now": now is the newest revision this etcd watch delivered.
       const skip = from === 0 ? sub.lastRev : from;
       if (from === 0 && sub.lastRev > 0) queue.setStartRevision(sub.lastRev);
       sub.members.set(queue, skip);
-      return queue;
+      return this.withProgress(queue, sub);
     }
     sub = this.add({
       id: this.nextId++,
       prefix,
       key: Buffer.from(prefix, 'utf8'),
       rangeEnd: prefixEnd(prefix),
+      prevKv,
       lastRev: from,
       fromNow: from === 0,
       members: new Map([[queue, from]]),
       frag: null,
     });
-    return queue;
+    return this.withProgress(queue, sub);
+  }
+
+  private withProgress(queue: WatchQueue, sub: Sub): StorageWatch {
+    const fence = this.fence;
+    if (!fence) return queue;
+    return Object.assign(queue, { progress: () => this.progress(fence, queue, sub) });
+  }
+
+  /** See the file comment: a revision fence, then this watch's own order. */
+  private async progress(fence: RevisionFence, queue: WatchQueue, sub: Sub): Promise<number | undefined> {
+    if (queue.closed || this.subs.get(sub.id) !== sub) return undefined;
+    if (
+      sub.fenceMissedAt !== undefined &&
+      sub.lastRev <= sub.fenceMissedAt &&
+      Date.now() < (sub.fenceRetryAt ?? 0)
+    )
+      return undefined;
+    let rev: number;
+    try {
+      rev = await fence.current();
+    } catch {
+      return undefined;
+    }
+    if (!this.covered(sub, rev) && !(await this.reached(sub, rev)) && !this.covered(sub, rev)) {
+      sub.fenceMissedAt = sub.lastRev;
+      sub.fenceRetryAt = Date.now() + FENCE_RETRY_MS;
+      return undefined;
+    }
+    sub.fenceMissedAt = undefined;
+    // Delivered to the queue; the consumer must also have applied it.
+    return (await queue.idle()) ? rev : undefined;
+  }
+
+  /**
+   * True when the watch delivered everything up to rev: it did, or every
+   * revision it has not seen is this client's write outside its prefix (then
+   * it is moved on to rev, which is also where it would resume).
+   */
+  private covered(sub: Sub, rev: number): boolean {
+    if (sub.lastRev >= rev) return true;
+    if (sub.prefix === null || sub.lastRev === 0 || sub.frag || this.subs.get(sub.id) !== sub) return false;
+    if (!this.ownWrites.allOutside(sub.prefix, sub.lastRev, rev)) return false;
+    this.advance(sub, rev);
+    return true;
+  }
+
+  /** Resolves true once the etcd watch delivered everything up to rev, false after FENCE_WAIT_MS. */
+  private reached(sub: Sub, rev: number): Promise<boolean> {
+    if (sub.lastRev >= rev) return Promise.resolve(true);
+    if (this.subs.get(sub.id) !== sub) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const entry = {
+        rev,
+        done: (ok: boolean) => {
+          clearTimeout(timer);
+          resolve(ok);
+        },
+      };
+      const timer = setTimeout(() => {
+        // advance() may have replaced the array meanwhile: take the entry out of the current one.
+        if (sub.fenceWaiters) sub.fenceWaiters = sub.fenceWaiters.filter((w) => w !== entry);
+        resolve(false);
+      }, FENCE_WAIT_MS);
+      (sub.fenceWaiters ??= []).push(entry);
+    });
+  }
+
+  /** Moves the watch's delivered revision on and releases the progress() callers it satisfies. */
+  private advance(sub: Sub, rev: number): void {
+    sub.lastRev = rev;
+    const waiters = sub.fenceWaiters;
+    if (!waiters?.length) return;
+    sub.fenceWaiters = waiters.filter((w) => w.rev > rev);
+    for (const w of waiters) if (w.rev <= rev) w.done(true);
+  }
+
+  /** The watch ended: nobody waiting on it will see its revision move. */
+  private endFences(sub: Sub): void {
+    const waiters = sub.fenceWaiters;
+    sub.fenceWaiters = undefined;
+    for (const w of waiters ?? []) w.done(false);
   }
 
   /**
@@ -120,12 +255,13 @@ export class WatchManager {
    * `from` needs: its next event is the first after `from`, or, for a watcher
    * from now on, a watch that itself started from now. Other starts get their
    * own etcd watch: an older one would need history, a newer one might be ahead
-   * of etcd or still replaying history.
+   * of etcd or still replaying history. Sharers also agree on previous values.
    */
-  private shareable(prefix: string, from: number): Sub | undefined {
+  private shareable(prefix: string, from: number, prevKv: boolean): Sub | undefined {
     const subs = this.byPrefix.get(prefix);
     if (!subs) return undefined;
-    for (const sub of subs) if (from === 0 ? sub.fromNow : sub.lastRev === from) return sub;
+    for (const sub of subs)
+      if ((from === 0 ? sub.fromNow : sub.lastRev === from) && sub.prevKv === prevKv) return sub;
     return undefined;
   }
 
@@ -143,6 +279,7 @@ export class WatchManager {
 
   private remove(sub: Sub): void {
     this.subs.delete(sub.id);
+    this.endFences(sub);
     if (sub.prefix === null) return;
     const set = this.byPrefix.get(sub.prefix);
     set?.delete(sub);
@@ -165,6 +302,7 @@ export class WatchManager {
         prefix: null,
         key: Buffer.from('compact_rev_key'),
         rangeEnd: undefined,
+        prevKv: false,
         lastRev: compactedRev - 1,
         fromNow: false,
         members: new Map(),
@@ -200,7 +338,7 @@ export class WatchManager {
         // etcd's start_revision is inclusive; ours is "after lastRev".
         startRevision: sub.lastRev > 0 ? sub.lastRev + 1 : 0,
         watchId: sub.id,
-        prevKv: !probe,
+        prevKv: sub.prevKv,
         fragment: true,
         progressNotify: !probe,
       }),
@@ -249,7 +387,7 @@ export class WatchManager {
       if (resp.canceled) {
         this.canceledByServer(sub, resp);
       } else if (sub.lastRev === 0) {
-        sub.lastRev = resp.revision;
+        this.advance(sub, resp.revision);
         for (const [queue, skip] of sub.members) {
           if (skip === 0) {
             sub.members.set(queue, resp.revision);
@@ -278,7 +416,7 @@ export class WatchManager {
       // A progress notification: etcd sends it only to a caught-up watch, after
       // every event up to that revision, so a resume may start there. Keeps an
       // idle watch's resume point from falling behind compaction.
-      sub.lastRev = resp.revision;
+      this.advance(sub, resp.revision);
     }
     if (resp.canceled) this.canceledByServer(sub, resp);
   }
@@ -290,7 +428,6 @@ export class WatchManager {
     for (let i = 0; i < raw.length; i++) events[i] = toEvent(raw[i]);
     const first = events[0].revision;
     const last = events[events.length - 1].revision;
-    sub.lastRev = last;
     const shared = sub.members.size > 1;
     for (const [queue, skip] of sub.members) {
       if (skip >= last) continue;
@@ -298,6 +435,7 @@ export class WatchManager {
       if (skip >= first) queue.push(events.filter((e) => e.revision > skip));
       else queue.push(shared ? events.slice() : events);
     }
+    this.advance(sub, last);
   }
 
   private canceledByServer(sub: Sub, resp: WatchResp): void {
@@ -361,6 +499,7 @@ export class WatchManager {
     this.subs.clear();
     this.byPrefix.clear();
     for (const sub of subs) {
+      this.endFences(sub);
       if (sub.onCanceled) sub.onCanceled(0);
       const perSub = new StorageError(err.code, err.message, undefined, sub.lastRev);
       for (const queue of [...sub.members.keys()]) queue.fail(perSub);

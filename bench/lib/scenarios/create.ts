@@ -1,4 +1,5 @@
-// Creates of configmaps at 1, 16 and 64 concurrent clients.
+// Creates of configmaps at 1, 16 and 64 concurrent clients, then creates of
+// 3.8 KB pods at 64 (create only, as issue 21 measured kube-apiserver).
 import type { OpSpec } from '../load';
 import type { LoadRow } from '../results';
 import { quantile } from '../stats';
@@ -24,4 +25,21 @@ export async function createScenario(ctx: Ctx, a: Instance): Promise<void> {
     ctx.log(`create c=${c}: ${f.rate.toFixed(0)}/s p99 ${quantile(f.lat, 0.99).toFixed(1)} ms`);
   }
   ctx.result.create = rows;
+
+  await a.api.namespace('bench-pod-create');
+  const op: OpSpec = { type: 'pod-create', namespace: 'bench-pod-create', prefix: '', bytes: POD_BYTES };
+  const [f, usage] = await measured(ctx, a, () =>
+    splitLoad(
+      ctx.workers,
+      procsFor(ctx, 64),
+      { kind: 'load', target: a.server.target, op, concurrency: 64, warmupMs: 1000, durationMs: 6000 },
+      (t, i) => ({ ...t, op: { ...op, prefix: `p-${Date.now()}-w${i}` } }),
+    ),
+  );
+  ctx.result.podCreate = { ...loadRow(f), ...usage, bytes: POD_BYTES };
+  noteErrors(ctx, 'pod create c=64', f.errors, f.errorSamples);
+  ctx.log(`pod create c=64: ${f.rate.toFixed(0)}/s p99 ${quantile(f.lat, 0.99).toFixed(1)} ms`);
 }
+
+/** JSON size of the pods created (issue 21's figure for kube-apiserver is for 3.8 KB pods). */
+const POD_BYTES = 3800;

@@ -1,0 +1,164 @@
+// Unary gRPC calls over node:http2 against a real etcd, and the failures a
+// caller must be able to tell apart (never connected, deadline, etcd's errors).
+import assert from 'node:assert/strict';
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { status } from '@grpc/grpc-js';
+import { type EtcdServer, etcdAvailable, startEtcd } from './etcd-server';
+import { METHOD, prefixEnd, putFields, rangeFields } from './proto';
+import { decodePut, decodeRange } from './responses';
+import { GrpcCallError, UnaryClient } from './unary';
+import { encode } from './wire';
+
+const failure = async (p: Promise<unknown>): Promise<GrpcCallError> => {
+  try {
+    await p;
+  } catch (err) {
+    assert.ok(err instanceof GrpcCallError, `not a GrpcCallError: ${String(err)}`);
+    return err;
+  }
+  assert.fail('the call succeeded');
+};
+
+describe('etcd3 unary calls over node:http2', function () {
+  this.timeout(60_000);
+
+  it('says a call never reached a server when nothing listens', async () => {
+    const probe = createServer();
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+    const port = (probe.address() as { port: number }).port;
+    await new Promise((r) => probe.close(r));
+    const c = new UnaryClient(`http://127.0.0.1:${port}`, null);
+    const err = await failure(c.call(METHOD.range, encode(rangeFields({ key: 'a' })), decodeRange, 5_000));
+    assert.equal(err.code, status.UNAVAILABLE);
+    assert.match(err.details, /^No connection established/);
+    c.close();
+  });
+
+  it('ends a call at its deadline when the server does not answer', async () => {
+    const sockets: Socket[] = [];
+    const mute: Server = createServer((s) => sockets.push(s));
+    await new Promise<void>((r) => mute.listen(0, '127.0.0.1', r));
+    const c = new UnaryClient(`http://127.0.0.1:${(mute.address() as { port: number }).port}`, null);
+    const err = await failure(c.call(METHOD.range, encode(rangeFields({ key: 'a' })), decodeRange, 200));
+    assert.equal(err.code, status.DEADLINE_EXCEEDED);
+    c.close();
+    for (const s of sockets) s.destroy();
+    await new Promise((r) => mute.close(r));
+  });
+
+  describe('against etcd', () => {
+    let etcd: EtcdServer | undefined;
+    let c: UnaryClient;
+    before(async function () {
+      if (!etcdAvailable()) this.skip();
+      etcd = await startEtcd();
+      c = new UnaryClient(etcd.endpoint, null);
+    });
+    after(async () => {
+      c?.close();
+      await etcd?.stop();
+    });
+
+    it('writes and reads, and passes etcd errors on with their code and message', async () => {
+      const put = await c.call(
+        METHOD.put,
+        encode(putFields({ key: '/u/a', value: Buffer.from('v') })),
+        decodePut,
+        5_000,
+      );
+      const got = await c.call(METHOD.range, encode(rangeFields({ key: '/u/a' })), decodeRange, 5_000);
+      assert.equal(got.kvs[0].value.toString(), 'v');
+      assert.equal(got.kvs[0].modRevision, put.revision);
+      const err = await failure(
+        c.call(
+          METHOD.range,
+          encode(rangeFields({ key: '/u/a', revision: put.revision + 1000 })),
+          decodeRange,
+          5_000,
+        ),
+      );
+      assert.equal(err.code, status.OUT_OF_RANGE);
+      assert.match(err.details, /required revision is a future revision/);
+    });
+
+    it('drops a connection whose peer went silent, and carries on over a new one', async function () {
+      this.timeout(60_000);
+      // A TCP relay to etcd that can swallow everything on its open connections
+      // without closing them, as a dead peer behind a partition does.
+      const open: { client: Socket; upstream: Socket }[] = [];
+      const relay = createServer((client) => {
+        const upstream = connect(Number(new URL(etcd!.endpoint).port), '127.0.0.1');
+        client.pipe(upstream);
+        upstream.pipe(client);
+        const pair = { client, upstream };
+        open.push(pair);
+        const end = () => {
+          client.destroy();
+          upstream.destroy();
+        };
+        client.on('error', end);
+        upstream.on('error', end);
+      });
+      await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
+      const viaRelay = new UnaryClient(
+        `http://127.0.0.1:${(relay.address() as { port: number }).port}`,
+        null,
+      );
+      const read = (ms: number) =>
+        viaRelay.call(METHOD.range, encode(rangeFields({ key: '/u/a' })), decodeRange, ms);
+      try {
+        await c.call(
+          METHOD.put,
+          encode(putFields({ key: '/u/a', value: Buffer.from('v') })),
+          decodePut,
+          5_000,
+        );
+        assert.equal((await read(5_000)).kvs[0].value.toString(), 'v');
+        for (const { client, upstream } of open) {
+          client.unpipe(upstream);
+          upstream.unpipe(client);
+          upstream.destroy();
+          client.pause(); // neither answer nor close: silence
+        }
+        assert.equal((await failure(read(300))).code, status.DEADLINE_EXCEEDED);
+        // The deadline pinged the connection; unanswered, it is dropped and the next call reconnects.
+        let ok = false;
+        for (let i = 0; i < 30 && !ok; i++) {
+          ok = await read(1_000).then(
+            (r) => r.kvs[0].value.toString() === 'v',
+            () => false,
+          );
+          if (!ok) await new Promise((r) => setTimeout(r, 500));
+        }
+        assert.ok(ok, 'no call got through after the silent connection');
+      } finally {
+        viaRelay.close();
+        for (const { client, upstream } of open) {
+          client.destroy();
+          upstream.destroy();
+        }
+        await new Promise((r) => relay.close(r));
+      }
+    });
+
+    it('receives a response far larger than the HTTP/2 windows, and many calls at once', async () => {
+      const big = Buffer.alloc(1 << 20, 'b');
+      for (let i = 0; i < 40; i++)
+        await c.call(METHOD.put, encode(putFields({ key: `/big/${i}`, value: big })), decodePut, 10_000);
+      const all = await c.call(
+        METHOD.range,
+        encode(rangeFields({ key: '/big/', rangeEnd: prefixEnd('/big/') })),
+        decodeRange,
+        30_000,
+      );
+      assert.equal(all.kvs.length, 40);
+      assert.ok(all.kvs.every((kv) => kv.value.equals(big)));
+      const reads = await Promise.all(
+        Array.from({ length: 200 }, () =>
+          c.call(METHOD.range, encode(rangeFields({ key: '/u/a' })), decodeRange, 10_000),
+        ),
+      );
+      assert.ok(reads.every((r) => r.kvs[0].value.toString() === 'v'));
+    });
+  });
+});
