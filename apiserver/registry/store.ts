@@ -42,6 +42,8 @@ export interface StoreOptions {
   strategy: Strategy;
   /** 0 disables the watch cache for this resource. */
   cacheCapacity: number;
+  /** The watch cache keeps stored bytes, decoding on demand (CacheCodec.compact). */
+  compactCache?: boolean;
   /** Reads (and watch cache) of another store over the same keys: custom resource versions share one. */
   sharedReads?: GenericStore;
   deleteCollectionWorkers: number;
@@ -82,6 +84,7 @@ export class GenericStore {
     const cacheCodec = {
       decode: (value: Buffer, rv: number, key?: string) => opts.codec.decode(value, rv, key ?? ''),
       attrs: (obj: any) => this.attrs(obj),
+      compact: opts.compactCache ?? false,
     };
     this.cacher =
       opts.cacheCapacity > 0
