@@ -7,6 +7,7 @@ import { startTestAPIServer, testRequester } from '../apiserver/server/testing';
 import { CachedObject } from '../apiserver/storage/cacher/cached-object';
 import { encodeCached, encodeList, JSON_REP, type Representation } from '../apiserver/endpoints/encoding';
 import { pod, runningStatus } from './lib/objects';
+import { readFileSync } from 'node:fs';
 
 const PB: Representation = {
   format: 'protobuf',
@@ -22,6 +23,19 @@ function mem() {
   gc?.();
   const m = process.memoryUsage();
   return { heap: m.heapUsed, off: m.arrayBuffers };
+}
+
+/** The process's resident memory by kind, and V8's view of it, in MB. */
+function residentMB(): string {
+  const s = readFileSync('/proc/self/status', 'utf8');
+  const kb = (name: string) =>
+    Number(new RegExp(`^${name}:\\s+(\\d+)\\s+kB`, 'm').exec(s)?.[1] ?? NaN) / 1024;
+  const m = process.memoryUsage();
+  const mb = (b: number) => (b / 1048576).toFixed(0);
+  return (
+    `RSS ${kb('VmRSS').toFixed(0)} MB (anon ${kb('RssAnon').toFixed(0)}, file ${kb('RssFile').toFixed(0)}); ` +
+    `V8 heap used ${mb(m.heapUsed)} of ${mb(m.heapTotal)} committed, array buffers ${mb(m.arrayBuffers)}, external ${mb(m.external)}`
+  );
 }
 
 const kib = (bytes: number, n: number) => `${(bytes / n / 1024).toFixed(2)} KiB`;
@@ -49,6 +63,9 @@ async function main(): Promise<void> {
       }
     };
     await Promise.all(Array.from({ length: 16 }, worker));
+    console.log(`after storing ${n} pods: ${residentMB()}`);
+    gc?.();
+    console.log(`  after a full GC: ${residentMB()}`);
     const served = srv.running.registry.lookup('', 'v1', 'pods')!;
     const store = served.store;
     const codec = (store as any).opts.codec;
