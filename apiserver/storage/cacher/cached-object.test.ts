@@ -64,7 +64,7 @@ for (const [media, preferred] of [
     it('reads back the same object, attrs and encodings as a decoded entry, also once evicted', () => {
       const compact = kvs.map((kv) => CachedObject.fromKV(kv, codecFor(storage, true)));
       const decoded = kvs.map((kv) => CachedObject.fromKV(kv, codecFor(storage, false)));
-      // More entries than the recently decoded set holds: the first ones are decoded again.
+      // Each read of a compact entry decodes its stored bytes again (nothing outlives a turn of the event loop).
       for (let i = 0; i < kvs.length; i++) {
         const c = compact[i];
         const d = decoded[i];
