@@ -7,7 +7,7 @@
 import type { KeyValue, Storage } from '../storage/interface';
 import { isStorageError } from '../storage/errors';
 import { Cacher } from '../storage/cacher/cacher';
-import type { ObjectAttrs } from '../storage/cacher/cached-object';
+import type { CacheCodec, ObjectAttrs } from '../storage/cacher/cached-object';
 import {
   alreadyExists,
   badRequest,
@@ -25,6 +25,7 @@ import { keyPrefix, objectKey, type SchemaHooks, type StoreResource } from './re
 import { StoreReader } from './reads';
 import { StoreDeleter, type DeleteOptions } from './store-delete';
 import { semanticEqual } from '../../shared/api/validation/metadata';
+import { decodeMessage, hasProtobufMagic, peekTypeMeta } from '../../shared/codec/protobuf';
 
 export type { DeleteOptions } from './store-delete';
 
@@ -81,14 +82,9 @@ export class GenericStore {
       this.reader = opts.sharedReads.reader;
       return;
     }
-    const cacheCodec = {
-      decode: (value: Buffer, rv: number, key?: string) => opts.codec.decode(value, rv, key ?? ''),
-      attrs: (obj: any) => this.attrs(obj),
-      compact: opts.compactCache ?? false,
-    };
     this.cacher =
       opts.cacheCapacity > 0
-        ? new Cacher(opts.storage, keyPrefix(res), cacheCodec, { capacity: opts.cacheCapacity })
+        ? new Cacher(opts.storage, keyPrefix(res), this.cacheCodec(), { capacity: opts.cacheCapacity })
         : null;
     this.reader = new StoreReader(
       res,
@@ -98,6 +94,22 @@ export class GenericStore {
       (obj) => this.attrs(obj),
       opts.strategy.fieldSelectors,
     );
+  }
+
+  /** How the watch cache decodes and keeps this resource's stored objects. */
+  cacheCodec(): CacheCodec {
+    const { res, opts } = this;
+    return {
+      decode: (value, rv, key) => opts.codec.decode(value, rv, key ?? ''),
+      attrs: (obj) => this.attrs(obj),
+      compact: opts.compactCache ?? false,
+      messageDecoder: (value) => {
+        if (!hasProtobufMagic(value)) return undefined;
+        const t = peekTypeMeta(value);
+        if (t.apiVersion !== res.apiVersion || t.kind !== res.kind) return undefined;
+        return (message) => decodeMessage(res.apiVersion, res.kind, message);
+      },
+    };
   }
 
   /** Applies the kind's defaults in place (patch and apply run it before recording ownership). */

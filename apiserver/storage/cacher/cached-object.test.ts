@@ -1,8 +1,15 @@
 // The compact cache entry (stored bytes, decoded on demand) against the decoded
-// one: the same object, attributes and encodings, whatever was evicted since.
+// one: the same object, attributes and encodings, whichever bytes it keeps.
 import assert from 'node:assert/strict';
 import { StorageCodec, jsonCodec, type ObjectCodec } from '../../registry/storage-codec';
-import { decodeObject, encodeMessage, encodeObject, protobufSupported } from '../../../shared/codec/protobuf';
+import {
+  decodeMessage,
+  decodeObject,
+  encodeMessage,
+  encodeObject,
+  hasProtobufMagic,
+  protobufSupported,
+} from '../../../shared/codec/protobuf';
 import { goJSONText, goShapeObject } from '../../../shared/codec/go-json';
 import { CachedObject, type CacheCodec } from './cached-object';
 
@@ -41,6 +48,8 @@ function codecFor(storage: StorageCodec, compact: boolean): CacheCodec {
       fields: { 'metadata.name': obj.metadata.name, 'spec.nodeName': obj.spec?.nodeName ?? '' },
     }),
     compact,
+    messageDecoder: (value) =>
+      hasProtobufMagic(value) ? (m: Buffer) => decodeMessage('v1', 'Pod', m) : undefined,
   };
 }
 
@@ -61,7 +70,7 @@ for (const [media, preferred] of [
       return { key, value, modRevision: 100 + i, createRevision: 100 + i, lease: 0 };
     });
 
-    it('reads back the same object, attrs and encodings as a decoded entry, also once evicted', () => {
+    it('reads back the same object, attrs and encodings as a decoded entry', () => {
       const compact = kvs.map((kv) => CachedObject.fromKV(kv, codecFor(storage, true)));
       const decoded = kvs.map((kv) => CachedObject.fromKV(kv, codecFor(storage, false)));
       // Each read of a compact entry decodes its stored bytes again (nothing outlives a turn of the event loop).
@@ -75,6 +84,8 @@ for (const [media, preferred] of [
         assert.deepEqual(c.attrs, d.attrs);
         assert.ok(c.encoded('json', json).equals(d.encoded('json', json)));
         assert.ok(c.encoded('pb', pb).equals(d.encoded('pb', pb)));
+        assert.ok(c.message('pbm', pb).equals(d.message('pbm', pb)));
+        assert.ok(c.message('pbm', pb).equals(pb(d.obj)));
         assert.deepEqual(c.obj.metadata.managedFields, pod(i).metadata.managedFields);
       }
     });
@@ -106,6 +117,31 @@ for (const [media, preferred] of [
       assert.equal(JSON.parse(del.encoded('json', json).toString()).metadata.resourceVersion, '999');
       assert.equal(c.obj.metadata.resourceVersion, String(c.rv));
       assert.equal(c.encoded('json', json), before);
+    });
+
+    it("message(): made once; with Protobuf stored, it takes the stored bytes' place", () => {
+      const codec = codecFor(storage, true);
+      const c = CachedObject.fromKV(kvs[2], codec);
+      const d = CachedObject.fromKV(kvs[2], codecFor(storage, false));
+      let calls = 0;
+      const counted = (obj: unknown) => (calls++, pb(obj));
+      const a = c.message('pb', counted);
+      assert.equal(c.message('pb', counted), a);
+      assert.equal(calls, 1);
+      assert.ok(a.equals(d.message('pb', pb)));
+      // Read back from whichever bytes the entry now keeps: the same object and encodings.
+      assert.deepEqual(c.obj, d.obj);
+      assert.ok(c.encoded('json', json).equals(d.encoded('json', json)));
+      assert.deepEqual(c.attrs, d.attrs);
+      // A delete of the entry carries its own revision, in the object and its message.
+      const del = c.withRV(4242);
+      assert.equal(del.obj.metadata.resourceVersion, '4242');
+      assert.deepEqual(
+        { ...del.obj, metadata: { ...del.obj.metadata, resourceVersion: c.obj.metadata.resourceVersion } },
+        c.obj,
+      );
+      assert.equal(decodeMessage('v1', 'Pod', del.message('pb', pb)).metadata.resourceVersion, '4242');
+      assert.equal(c.obj.metadata.resourceVersion, String(c.rv));
     });
 
     it('a decoded entry keeps its object as given', () => {

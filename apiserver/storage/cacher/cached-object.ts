@@ -5,7 +5,9 @@
 // A compact entry (the cache's own, CacheCodec.compact) keeps the stored bytes
 // instead of the decoded object: a decoded pod is ~8.6 KB of V8 heap (half of it
 // managedFields) against ~2.7 KB of stored Protobuf. It is decoded again when a
-// reader asks for `obj` (or an encoding is first made).
+// reader asks for `obj` (or an encoding is first made). Once its Protobuf message
+// is made, that message takes the stored bytes' place (it holds the same object,
+// with its resourceVersion), so the entry keeps no more than its encodings.
 import type { KeyValue } from '../interface';
 
 export interface ObjectAttrs {
@@ -25,6 +27,12 @@ export interface CacheCodec {
    * decoded object across an await (webhook conversion keys on object identity).
    */
   compact?: boolean;
+  /**
+   * For a stored value that is the storage version's Protobuf (not JSON, not
+   * transformed, not another version): a decoder of the bare message, so a compact
+   * entry may keep its Protobuf encoding in place of the stored bytes.
+   */
+  messageDecoder?(value: Buffer): ((message: Buffer) => any) | undefined;
 }
 
 /**
@@ -58,6 +66,12 @@ export class CachedObject {
   private encodings: (string | Buffer)[] | undefined;
   /** The decoded object; undefined for a compact entry. */
   private readonly decoded: any;
+  /** A compact entry's stored bytes, or (messageDecoder set) its Protobuf message. */
+  private bytes: Buffer | undefined;
+  private readonly codec: CacheCodec | undefined;
+  private messageDecoder: ((message: Buffer) => any) | undefined;
+  /** bytes are this entry's own message (withRV copies share another's). */
+  private ownMessage = false;
 
   constructor(
     readonly key: string,
@@ -66,9 +80,13 @@ export class CachedObject {
     obj: any,
     readonly attrs: ObjectAttrs,
     /** A compact entry: the stored bytes and how to decode them. */
-    private readonly stored?: { value: Buffer; codec: CacheCodec },
+    stored?: { value: Buffer; codec: CacheCodec },
   ) {
     if (!stored) this.decoded = obj;
+    else {
+      this.bytes = stored.value;
+      this.codec = stored.codec;
+    }
   }
 
   static fromKV(kv: KeyValue, codec: CacheCodec): CachedObject {
@@ -79,7 +97,7 @@ export class CachedObject {
 
   /** The decoded object (shared by every reader: treat as immutable). */
   get obj(): any {
-    if (!this.stored) return this.decoded;
+    if (!this.codec) return this.decoded;
     let obj = taskDecoded?.get(this);
     if (obj === undefined) {
       obj = this.decode();
@@ -89,13 +107,24 @@ export class CachedObject {
   }
 
   private decode(): any {
-    const s = this.stored!;
-    return s.codec.decode(s.value, this.rv, this.key);
+    const bytes = this.bytes!;
+    if (!this.messageDecoder) return this.codec!.decode(bytes, this.rv, this.key);
+    const obj = this.messageDecoder(bytes);
+    (obj.metadata ??= {}).resourceVersion = String(this.rv);
+    return obj;
   }
 
   /** The same object at another resourceVersion (a delete's revision). */
   withRV(rv: number): CachedObject {
-    if (this.stored) return new CachedObject(this.key, rv, undefined, this.attrs, this.stored);
+    if (this.codec) {
+      const o = new CachedObject(this.key, rv, undefined, this.attrs, {
+        value: this.bytes!,
+        codec: this.codec,
+      });
+      // Its decode stamps its own resourceVersion on what the message holds.
+      o.messageDecoder = this.messageDecoder;
+      return o;
+    }
     const obj = this.decoded;
     return new CachedObject(
       this.key,
@@ -105,14 +134,34 @@ export class CachedObject {
     );
   }
 
+  /**
+   * The bare Protobuf message of the object in the storage version, made once.
+   * A compact entry whose stored bytes are Protobuf keeps it in their place;
+   * other entries memoise it under `name` like encoded().
+   */
+  message(name: string, encode: (obj: any) => Buffer): Buffer {
+    if (this.ownMessage) return this.bytes!;
+    if (this.messageDecoder) return this.encoded(name, encode);
+    const decoder = this.codec?.messageDecoder?.(this.bytes!);
+    if (!decoder) return this.encoded(name, encode);
+    const m = exact(encode(this.objForEncoding()));
+    this.bytes = m;
+    this.messageDecoder = decoder;
+    this.ownMessage = true;
+    return m;
+  }
+
   /** An encoding of this object, computed once per name (e.g. "json", "pb"). */
   encoded(name: string, encode: (obj: any) => Buffer): Buffer {
-    const e = (this.encodings ??= []);
-    for (let i = 0; i < e.length; i += 2) if (e[i] === name) return e[i + 1] as Buffer;
-    // A decode for an encoding is not remembered: lists encode thousands in one go.
-    const obj = this.stored ? (taskDecoded?.get(this) ?? this.decode()) : this.decoded;
-    const b = exact(encode(obj));
-    e.push(name, b);
-    return b;
+    const e = this.encodings;
+    if (e) for (let i = 0; i < e.length; i += 2) if (e[i] === name) return e[i + 1] as Buffer;
+    const own = exact(encode(this.objForEncoding()));
+    (this.encodings ??= []).push(name, own);
+    return own;
+  }
+
+  /** A decode for an encoding is not remembered: lists encode thousands in one go. */
+  private objForEncoding(): any {
+    return this.codec ? (taskDecoded?.get(this) ?? this.decode()) : this.decoded;
   }
 }
