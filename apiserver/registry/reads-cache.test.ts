@@ -84,15 +84,24 @@ describe('reads from compact watch cache entries', function () {
     const put = await api('PUT', `${pods}/p2`, { body: cur });
     assert.equal(put.status, 200, put.body.toString());
     const rv = put.json.metadata.resourceVersion;
+    // Protobuf first: the entry then keeps its message in place of the stored bytes.
+    const viaPb = decodeObject(
+      (await api('GET', `${pods}/p2?resourceVersion=${rv}`, { headers: { accept: PB } })).body,
+    );
+    assert.equal(viaPb.metadata.labels.moved, 'yes');
+    // JSON from that message is what the store's own copy gives (an Exact list reads the store).
+    const cached = (await api('GET', `${pods}/p2?resourceVersion=0`)).body.toString().trim();
+    const exact = await api(
+      'GET',
+      `${pods}?resourceVersion=${rv}&resourceVersionMatch=Exact&fieldSelector=metadata.name%3Dp2`,
+    );
+    assert.equal(exact.status, 200, exact.body.toString());
+    assert.equal(cached, JSON.stringify(exact.json.items[0]));
     const moved = (await list(`&labelSelector=moved%3Dyes`)).json.items;
     assert.deepEqual(
       moved.map((x: any) => [x.metadata.name, x.metadata.resourceVersion]),
       [['p2', rv]],
     );
-    const viaPb = decodeObject(
-      (await api('GET', `${pods}/p2?resourceVersion=${rv}`, { headers: { accept: PB } })).body,
-    );
-    assert.equal(viaPb.metadata.labels.moved, 'yes');
     assert.equal((await list('&labelSelector=parity%3Dodd')).json.items.length, count / 2 + 1);
 
     const del = await api('DELETE', `${pods}/p3?gracePeriodSeconds=0`);
