@@ -73,7 +73,7 @@ for (const [media, preferred] of [
     it('reads back the same object, attrs and encodings as a decoded entry', () => {
       const compact = kvs.map((kv) => CachedObject.fromKV(kv, codecFor(storage, true)));
       const decoded = kvs.map((kv) => CachedObject.fromKV(kv, codecFor(storage, false)));
-      // Each read of a compact entry decodes its stored bytes again (nothing outlives a turn of the event loop).
+      // More entries than stay decoded: most reads decode the stored bytes again.
       for (let i = 0; i < kvs.length; i++) {
         const c = compact[i];
         const d = decoded[i];

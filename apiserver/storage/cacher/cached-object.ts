@@ -36,21 +36,19 @@ export interface CacheCodec {
 }
 
 /**
- * Objects of compact entries decoded for readers during the current turn of the
- * event loop (at most TASK_DECODED), so that code reading `obj` twice in one
- * synchronous stretch sees one object. Kept no longer on purpose: measured on a
- * fill of 10k pods, keeping even the last 16 decodes alive made V8 promote decode
- * garbage and grow its committed heap from ~50 to ~90 MB.
+ * Objects of compact entries recently decoded for readers of `obj` (at most
+ * RECENT_DECODED, oldest out first): the namespaces and service accounts that
+ * admission reads on every write stay decoded, and code reading `obj` twice sees
+ * one object. Decodes for ingest and for encodings are not kept: on a cache fill of
+ * 10k pods, keeping even the last 16 alive made V8 promote decode garbage and grow
+ * its committed heap from ~50 to ~90 MB.
  */
-const TASK_DECODED = 64;
-let taskDecoded: Map<CachedObject, any> | null = null;
+const RECENT_DECODED = 256;
+const recent = new Map<CachedObject, any>();
 
 function remember(o: CachedObject, obj: any): void {
-  if (!taskDecoded) {
-    taskDecoded = new Map();
-    setImmediate(() => (taskDecoded = null));
-  }
-  if (taskDecoded.size < TASK_DECODED) taskDecoded.set(o, obj);
+  if (recent.size >= RECENT_DECODED) recent.delete(recent.keys().next().value!);
+  recent.set(o, obj);
 }
 
 /** A buffer that owns exactly its bytes (a slice of a pooled slab would keep the whole slab). */
@@ -98,7 +96,7 @@ export class CachedObject {
   /** The decoded object (shared by every reader: treat as immutable). */
   get obj(): any {
     if (!this.codec) return this.decoded;
-    let obj = taskDecoded?.get(this);
+    let obj = recent.get(this);
     if (obj === undefined) {
       obj = this.decode();
       remember(this, obj);
@@ -162,6 +160,6 @@ export class CachedObject {
 
   /** A decode for an encoding is not remembered: lists encode thousands in one go. */
   private objForEncoding(): any {
-    return this.codec ? (taskDecoded?.get(this) ?? this.decode()) : this.decoded;
+    return this.codec ? (recent.get(this) ?? this.decode()) : this.decoded;
   }
 }
