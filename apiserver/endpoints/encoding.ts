@@ -92,10 +92,13 @@ export function encodeCached(rep: Representation, served: ServedResource, o: Cac
   return encodeObject(rep, servedObject(served, o));
 }
 
-/** The bare Protobuf message of a cached object in the served version (memoised for the storage version). */
+/**
+ * The bare Protobuf message of a cached object in the served version: for the storage
+ * version cut from the stored bytes where that is exact, else memoised.
+ */
 function rawMessage(served: ServedResource, o: CachedObject): Buffer {
   const { groupVersion, kind } = served.info;
-  if (served.isStorageVersion) return o.encoded('pb', (obj) => encodeMessage(groupVersion, kind, obj));
+  if (served.isStorageVersion) return o.message('pb', (obj) => encodeMessage(groupVersion, kind, obj));
   return encodeMessage(groupVersion, kind, servedObject(served, o));
 }
 

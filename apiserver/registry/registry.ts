@@ -189,6 +189,8 @@ export class Registry {
         schema: this.opts.schemaHooks(definition, res),
         strategy,
         cacheCapacity: this.opts.cacheCapacity(group, resource),
+        // Built-in kinds: no webhook conversion needs the same decoded object across reads.
+        compactCache: true,
         deleteCollectionWorkers: this.opts.deleteCollectionWorkers,
         enableGarbageCollector: this.opts.enableGarbageCollector,
       });

@@ -7,7 +7,7 @@
 import type { KeyValue, Storage } from '../storage/interface';
 import { isStorageError } from '../storage/errors';
 import { Cacher } from '../storage/cacher/cacher';
-import type { ObjectAttrs } from '../storage/cacher/cached-object';
+import type { CacheCodec, ObjectAttrs } from '../storage/cacher/cached-object';
 import {
   alreadyExists,
   badRequest,
@@ -26,6 +26,7 @@ import { keyPrefix, objectKey, type SchemaHooks, type StoreResource } from './re
 import { StoreReader } from './reads';
 import { StoreDeleter, type DeleteOptions } from './store-delete';
 import { semanticEqual } from '../../shared/api/validation/metadata';
+import { decodeMessage, hasProtobufMagic, peekTypeMeta } from '../../shared/codec/protobuf';
 
 export type { DeleteOptions } from './store-delete';
 
@@ -43,6 +44,8 @@ export interface StoreOptions {
   strategy: Strategy;
   /** 0 disables the watch cache for this resource. */
   cacheCapacity: number;
+  /** The watch cache keeps stored bytes, decoding on demand (CacheCodec.compact). */
+  compactCache?: boolean;
   /** Reads (and watch cache) of another store over the same keys: custom resource versions share one. */
   sharedReads?: GenericStore;
   deleteCollectionWorkers: number;
@@ -80,13 +83,9 @@ export class GenericStore {
       this.reader = opts.sharedReads.reader;
       return;
     }
-    const cacheCodec = {
-      decode: (value: Buffer, rv: number, key?: string) => opts.codec.decode(value, rv, key ?? ''),
-      attrs: (obj: any) => this.attrs(obj),
-    };
     this.cacher =
       opts.cacheCapacity > 0
-        ? new Cacher(opts.storage, keyPrefix(res), cacheCodec, { capacity: opts.cacheCapacity })
+        ? new Cacher(opts.storage, keyPrefix(res), this.cacheCodec(), { capacity: opts.cacheCapacity })
         : null;
     this.reader = new StoreReader(
       res,
@@ -96,6 +95,22 @@ export class GenericStore {
       (obj) => this.attrs(obj),
       opts.strategy.fieldSelectors,
     );
+  }
+
+  /** How the watch cache decodes and keeps this resource's stored objects. */
+  cacheCodec(): CacheCodec {
+    const { res, opts } = this;
+    return {
+      decode: (value, rv, key) => opts.codec.decode(value, rv, key ?? ''),
+      attrs: (obj) => this.attrs(obj),
+      compact: opts.compactCache ?? false,
+      messageDecoder: (value) => {
+        if (!hasProtobufMagic(value)) return undefined;
+        const t = peekTypeMeta(value);
+        if (t.apiVersion !== res.apiVersion || t.kind !== res.kind) return undefined;
+        return (message) => decodeMessage(res.apiVersion, res.kind, message);
+      },
+    };
   }
 
   /** Applies the kind's defaults in place (patch and apply run it before recording ownership). */

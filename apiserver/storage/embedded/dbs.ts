@@ -65,6 +65,9 @@ export interface Dbs {
   readonly meta: Table<string, string, number, number>;
 }
 
+/** Address space reserved for the store's map (not disk, not memory): 64 GiB. */
+const MAP_SIZE = 2 ** 36;
+
 export function openDbs(dataDir: string): Dbs {
   fs.mkdirSync(dataDir, { recursive: true });
   const env = open({
@@ -76,6 +79,10 @@ export function openDbs(dataDir: string): Dbs {
     // thread, overlapping the next transaction (lmdb-js default on Linux; explicit
     // because the commit path relies on `flushed`).
     overlappingSync: process.platform !== 'win32',
+    // One address-space reservation for the store's life: lmdb-js otherwise starts at 128 KB and
+    // remaps as the file grows, and the older maps stay with their pages resident (RSS) while
+    // read snapshots hold them. Without a write map the file itself does not grow to this size.
+    mapSize: MAP_SIZE,
   });
   const logCodec = new LogCodec();
   // lmdb-js takes `keyEncoder`/`encoder` on named databases too; its typings only list them for the root.

@@ -135,6 +135,13 @@ export async function podsInstance(ctx: Ctx): Promise<void> {
             `${(cached.rss / 1e6).toFixed(0)} MB (anon ${(cached.anon / 1e6).toFixed(0)}) restarted with the cache, ` +
             `${(listed.rss / 1e6).toFixed(0)} MB (anon ${(listed.anon / 1e6).toFixed(0)}) after a list`,
         );
+        const heapAfterList = points[points.length - 1].heapAfterList;
+        if (heap !== undefined && heapAfterList !== undefined && idleHeap !== undefined)
+          ctx.log(
+            `V8 heap per pod over idle: ${((heap - idleHeap) / pods / 1024).toFixed(2)} KiB with the cache, ` +
+              `${((heapAfterList - idleHeap) / pods / 1024).toFixed(2)} KiB after a list; ` +
+              `file-backed RSS (binary and LMDB's map) ${((cached.rss - cached.anon) / 1e6).toFixed(0)} MB`,
+          );
       }
     };
 
