@@ -191,6 +191,9 @@ describe('controllers/cronjob', function () {
     const t1 = fiveMinutesAfter(cj.metadata.creationTimestamp!);
     await tick('rep', t1 + 1_000);
     await waitFor('job 1', async () => (await jobsOf('rep')).length === 1);
+    // Job 1 is the active run once the status says so (a status write that lost a race with the
+    // tick is retried, adopting the job it created); only then is the next time due.
+    await waitFor('job 1 active', async () => (await cronjobs().get('rep')).status?.active?.length === 1);
     await tick('rep', t1 + 300_000 + 1_000);
     const second = `rep-${(t1 + 300_000) / 60_000}`;
     await waitFor('replaced', async () => {
