@@ -37,14 +37,19 @@ export interface NodeUsage {
   owners: Map<string, number>;
 }
 
-const EMPTY: NodeUsage = Object.freeze({
-  requested: new Map(),
-  nonZeroCpu: 0,
-  nonZeroMem: 0,
-  pods: 0,
-  hostPorts: new Map(),
-  owners: new Map(),
-});
+function emptyUsage(): NodeUsage {
+  return {
+    requested: new Map(),
+    nonZeroCpu: 0,
+    nonZeroMem: 0,
+    pods: 0,
+    hostPorts: new Map(),
+    owners: new Map(),
+  };
+}
+
+/** What a node without pods carries (shared: never modified). */
+const EMPTY: NodeUsage = emptyUsage();
 
 /** A pod's requests with the scheduler's non-zero defaults (kube's GetNonzeroRequests). */
 export function nonZeroRequests(pod: Obj): { cpu: number; mem: number } {
@@ -126,17 +131,7 @@ export class SchedulerCache {
     this.remove(key);
     this.shares.set(key, s);
     let u = this.nodes.get(s.node);
-    if (!u) {
-      u = {
-        requested: new Map(),
-        nonZeroCpu: 0,
-        nonZeroMem: 0,
-        pods: 0,
-        hostPorts: new Map(),
-        owners: new Map(),
-      };
-      this.nodes.set(s.node, u);
-    }
+    if (!u) this.nodes.set(s.node, (u = emptyUsage()));
     this.apply(u, s, 1);
   }
 
