@@ -2,6 +2,7 @@
 import type { Security, SecurityDeps } from './types';
 import { buildAuthentication } from './authn';
 import { buildAuthorization } from './authz';
+import { UnionAuthorizer } from './authz/union';
 import { buildAdmission } from './admission';
 import { policyBehaviours } from './admission/validating-policy-strategy';
 import { mutatingPolicyBehaviours } from './admission/mutating-policy-strategy';
@@ -13,7 +14,11 @@ export type { Security, SecurityDeps } from './types';
 export async function buildSecurity(deps: SecurityDeps): Promise<Security> {
   const authn = await buildAuthentication(deps);
   const authz = await buildAuthorization(deps);
-  const admission = await buildAdmission(deps);
+  const union = authz.authorizer instanceof UnionAuthorizer ? authz.authorizer : undefined;
+  // No chain (AlwaysAllow): every check is allowed, as the server allows every request.
+  const admission = await buildAdmission(deps, (a) =>
+    union ? union.authorizeSync(a) : { decision: 'allow', reason: '' },
+  );
   const auditor = await buildAuditor(deps);
   const transport = await buildTransport(deps);
   return {

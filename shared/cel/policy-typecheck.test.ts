@@ -197,4 +197,22 @@ describe('cel: ValidatingAdmissionPolicy type checking', () => {
     assert.match(parts[0], /^apps\/v1, Kind=DaemonSet: ERROR/);
     assert.match(parts[1], /^apps\/v1, Kind=Deployment: ERROR/);
   });
+
+  it('types the authorizer with the authz library', async () => {
+    const w = await checkPolicy(
+      policy([
+        {
+          expression:
+            "authorizer.group('apps').resource('deployments').namespace('x').check('create').allowed()",
+        },
+        { expression: "authorizer.requestResource.check('update').reason() != ''" },
+        { expression: "authorizer.group('apps').resource('deployments').check('create').allowd()" },
+      ]),
+      builtinSource(),
+    );
+    assert.deepEqual(
+      w.map((x) => x.fieldRef),
+      ['spec.validations[2].expression'],
+    );
+  });
 });

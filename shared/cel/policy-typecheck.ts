@@ -11,6 +11,7 @@
 import { CelCompileError, compile, newEnvironment, type CelEnvironment } from './engine';
 import { SchemaTypes, type Schema } from './schema';
 import type { GroupVersionKind } from './openapi-refs';
+import { AUTHORIZER_TYPE } from './library/authz';
 
 /** At most this many kinds are checked per policy (Kubernetes' maxTypesToCheck). */
 export const MAX_TYPES_TO_CHECK = 10;
@@ -150,8 +151,7 @@ function kindEnv(
   }
   base.registerVariable('request', types.declare(REQUEST_SCHEMA, 'kubernetes.AdmissionRequest'));
   base.registerVariable('namespaceObject', types.declare(NAMESPACE_SCHEMA, 'kubernetes.Namespace'));
-  // The authz library is not provided (docs/comparison.md): the authorizer stays untyped.
-  base.registerVariable('authorizer', 'dyn');
+  base.registerVariable('authorizer', AUTHORIZER_TYPE);
   const vars: Record<string, string> = {};
   for (const v of variables) {
     if (typeof v?.name !== 'string' || typeof v.expression !== 'string') continue;

@@ -19,26 +19,20 @@ import type { Registry } from '../../registry/registry';
 import type { AdmissionAttributes } from './types';
 import { Lister } from './util';
 import { ruleMatches } from './webhook';
+import { AUTHORIZER_TYPE, CelAuthorizer, type AuthzCheck } from '../../../shared/cel/library/authz';
 
 export { ADMISSION_CONFIGURATION_RESOURCES } from './util';
 
 export const GROUP = 'admissionregistration.k8s.io';
 
-/** The variables every policy expression may use (all dyn: see docs/comparison.md). */
-export const VARIABLES = [
-  'object',
-  'oldObject',
-  'params',
-  'request',
-  'namespaceObject',
-  'variables',
-  'authorizer',
-];
+/** The variables every policy expression may use (dyn but the authorizer: see docs/comparison.md). */
+export const VARIABLES = ['object', 'oldObject', 'params', 'request', 'namespaceObject', 'variables'];
 
 /** An environment declaring the policy variables. */
 export function policyEnvironment(): CelEnvironment {
   const env = newEnvironment();
   for (const v of VARIABLES) env.registerVariable(v, 'dyn');
+  env.registerVariable('authorizer', AUTHORIZER_TYPE);
   return env;
 }
 
@@ -174,6 +168,7 @@ export function celVariables(
   param: unknown,
   nsObject: any,
   variables: { name: string; expr: Expr }[],
+  authz: AuthzCheck,
 ): Record<string, unknown> {
   const vars: Record<string, unknown> = {
     object: jsonToCel(a.operation === 'DELETE' ? null : a.object),
@@ -181,7 +176,15 @@ export function celVariables(
     params: jsonToCel(param),
     request: jsonToCel(admissionRequest(a)),
     namespaceObject: jsonToCel(nsObject),
-    authorizer: null,
+    // authorizer.requestResource: the request's own resource, at its version.
+    authorizer: new CelAuthorizer(authz, a.user, {
+      group: a.group,
+      version: a.version,
+      resource: a.resource,
+      subresource: a.subresource,
+      namespace: a.namespace,
+      name: a.name,
+    }),
   };
   vars.variables = lazyVariables(variables, vars);
   return vars;

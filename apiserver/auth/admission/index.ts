@@ -25,6 +25,7 @@ import {
   StorageObjectInUseProtection,
   TaintNodesByCondition,
 } from './misc';
+import type { AuthzCheck } from '../../../shared/cel/library/authz';
 
 export { AdmissionChain } from './types';
 export type { AdmissionAttributes, AdmissionPlugin } from './types';
@@ -32,6 +33,8 @@ export type { AdmissionAttributes, AdmissionPlugin } from './types';
 interface PluginContext {
   registry: () => Registry;
   values: SecurityDeps['values'];
+  /** The authorizer chain as admission policies' CEL asks it (authorizer.group(...).check(...)). */
+  authz: AuthzCheck;
 }
 
 type Factory = ((c: PluginContext) => AdmissionPlugin) | null;
@@ -75,9 +78,9 @@ const ORDERED: [string, Factory][] = [
   ['DefaultIngressClass', (c) => new DefaultIngressClass(c.registry)],
   ['DenyServiceExternalIPs', () => new DenyServiceExternalIPs()],
   ['PodTopologyLabels', null],
-  ['MutatingAdmissionPolicy', (c) => new MutatingAdmissionPolicy(c.registry)],
+  ['MutatingAdmissionPolicy', (c) => new MutatingAdmissionPolicy(c.registry, c.authz)],
   ['MutatingAdmissionWebhook', (c) => new AdmissionWebhook('MutatingAdmissionWebhook', c.registry)],
-  ['ValidatingAdmissionPolicy', (c) => new ValidatingAdmissionPolicy(c.registry)],
+  ['ValidatingAdmissionPolicy', (c) => new ValidatingAdmissionPolicy(c.registry, c.authz)],
   ['ValidatingAdmissionWebhook', (c) => new AdmissionWebhook('ValidatingAdmissionWebhook', c.registry)],
   ['ResourceQuota', (c) => new ResourceQuota(c.registry)],
   ['AlwaysDeny', () => new AlwaysDeny()],
@@ -128,12 +131,12 @@ export function enabledPlugins(enable: string[] = [], disable: string[] = []): s
   return ALL_ORDERED_PLUGINS.filter((p) => on.has(p));
 }
 
-export async function buildAdmission(deps: SecurityDeps): Promise<AdmissionChain> {
+export async function buildAdmission(deps: SecurityDeps, authz: AuthzCheck): Promise<AdmissionChain> {
   const names = enabledPlugins(
     ((deps.values.enableAdmissionPlugins as string[] | undefined) ?? []).filter(Boolean),
     ((deps.values.disableAdmissionPlugins as string[] | undefined) ?? []).filter(Boolean),
   );
-  const ctx: PluginContext = { registry: () => deps.registry(), values: deps.values };
+  const ctx: PluginContext = { registry: () => deps.registry(), values: deps.values, authz };
   const factories = new Map(ORDERED);
   const plugins: AdmissionPlugin[] = [];
   for (const n of names) {

@@ -31,6 +31,7 @@ import { HookReinvocation } from './reinvocation';
 import type { AdmissionAttributes, AdmissionPlugin } from './types';
 import { decodeMutated } from './util';
 import { applyConfiguration } from './apply-configuration';
+import type { AuthzCheck } from '../../../shared/cel/library/authz';
 
 const log = logger('admission');
 const PLUGIN = 'MutatingAdmissionPolicy';
@@ -48,7 +49,10 @@ export class MutatingAdmissionPolicy implements AdmissionPlugin {
   private readonly source: PolicySource;
   private readonly compiled = new CompiledPolicies(compileMutatingPolicy);
 
-  constructor(private readonly registry: () => Registry) {
+  constructor(
+    private readonly registry: () => Registry,
+    private readonly authz: AuthzCheck,
+  ) {
     this.source = new PolicySource(registry, 'mutatingadmissionpolicies', 'mutatingadmissionpolicybindings');
   }
 
@@ -98,7 +102,7 @@ export class MutatingAdmissionPolicy implements AdmissionPlugin {
       errors.push({ policy: inv.policy, binding: inv.binding, message, reason });
     const matched = matchConditions(
       policy.matchConditions,
-      celVariables(a, param, nsObject, policy.variables),
+      celVariables(a, param, nsObject, policy.variables, this.authz),
     );
     if (matched instanceof Error) {
       // Kubernetes' matcher: an error under Ignore is a non-match, under Fail an Invalid policy error.
@@ -117,7 +121,7 @@ export class MutatingAdmissionPolicy implements AdmissionPlugin {
     for (const m of policy.mutations) {
       if (!a.object) continue;
       try {
-        const vars = celVariables(a, param, nsObject, policy.variables);
+        const vars = celVariables(a, param, nsObject, policy.variables, this.authz);
         a.object = await this.mutate(a, m, vars);
       } catch (err) {
         if (isStatusError(err)) throw err;

@@ -23,6 +23,7 @@ import {
   type Invocation,
 } from './admission-policy';
 import type { AdmissionAttributes, AdmissionPlugin } from './types';
+import type { AuthzCheck } from '../../../shared/cel/library/authz';
 
 const log = logger('admission');
 const REASON_CODES: Record<string, number> = {
@@ -64,7 +65,10 @@ export class ValidatingAdmissionPolicy implements AdmissionPlugin {
   private readonly source: PolicySource;
   private readonly compiled = new CompiledPolicies(compilePolicy);
 
-  constructor(registry: () => Registry) {
+  constructor(
+    registry: () => Registry,
+    private readonly authz: AuthzCheck,
+  ) {
     this.source = new PolicySource(
       registry,
       'validatingadmissionpolicies',
@@ -122,7 +126,7 @@ export class ValidatingAdmissionPolicy implements AdmissionPlugin {
       return;
     }
     for (const param of inv.params) {
-      const vars = celVariables(a, param, nsObject, policy.variables);
+      const vars = celVariables(a, param, nsObject, policy.variables, this.authz);
       const matched = matchConditions(policy.matchConditions, vars);
       if (matched instanceof Error) failed(matched);
       if (matched !== true) continue;

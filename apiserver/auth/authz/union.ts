@@ -34,6 +34,30 @@ export class UnionAuthorizer implements Authorizer {
     };
   }
 
+  /**
+   * The chain's answer when every authorizer asked answers at once (CEL's authz library
+   * evaluates synchronously); undefined when one can only answer asynchronously (a webhook).
+   */
+  authorizeSync(a: Attributes): AuthorizerResult | undefined {
+    const reasons: string[] = [];
+    const errors: string[] = [];
+    for (const z of this.authorizers) {
+      const r = z.authorize(a);
+      if (r instanceof Promise) {
+        r.catch(() => {});
+        return undefined;
+      }
+      if (r.decision !== 'noopinion') return r;
+      if (r.reason) reasons.push(r.reason);
+      if (r.error) errors.push(r.error);
+    }
+    return {
+      decision: 'noopinion',
+      reason: reasons.join('\n'),
+      ...(errors.length ? { error: errors.length === 1 ? errors[0] : `[${errors.join(', ')}]` } : {}),
+    };
+  }
+
   async rulesFor(user: UserInfo, namespace: string): Promise<RulesResult> {
     const resourceRules: ResourceRule[] = [];
     const nonResourceRules: NonResourceRule[] = [];

@@ -1,5 +1,6 @@
 // The Kubernetes CEL libraries, registered once on the base environment.
 import type { Environment } from '@marcbachmann/cel-js';
+import { registerAuthz } from './authz';
 import { registerFormat } from './format';
 import { registerIP } from './ip';
 import { registerLists } from './lists';
@@ -18,4 +19,5 @@ export function registerKubernetesLibraries(env: Environment): void {
   registerIP(env);
   registerSemver(env);
   registerFormat(env);
+  registerAuthz(env);
 }
