@@ -7,6 +7,20 @@ import { freePort, tempDir } from './processes';
 export async function startCluster(
   o: Partial<LocalClusterOptions> = {},
 ): Promise<LocalCluster & { cleanup(): Promise<void> }> {
+  try {
+    return await startClusterOnce(o);
+  } catch (err) {
+    // A port chosen free can be taken (by another test's connection) before the process binds
+    // it, and the process then exits at start: one more try on fresh ports. A real failure
+    // fails twice.
+    if (!/the process exited/.test(String(err)) || o.apiserverPort || o.dataDir) throw err;
+    return startClusterOnce(o);
+  }
+}
+
+async function startClusterOnce(
+  o: Partial<LocalClusterOptions>,
+): Promise<LocalCluster & { cleanup(): Promise<void> }> {
   const nodes = o.nodes ?? 1;
   const ports: { port: number; readOnlyPort: number; healthzPort: number }[] = [];
   // Simulated nodes share one process and its ports.
@@ -22,7 +36,13 @@ export async function startCluster(
     nodePorts: (i) => ports[i],
     ...o,
   });
-  await cluster.up();
+  try {
+    await cluster.up();
+  } catch (err) {
+    await cluster.down().catch(() => {});
+    if (!o.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    throw err;
+  }
   return Object.assign(cluster, {
     async cleanup() {
       await cluster.down();
