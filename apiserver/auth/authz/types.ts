@@ -2,34 +2,17 @@
 // Decision (allow / deny / no opinion) and the rule-listing side (RuleResolver)
 // that SelfSubjectRulesReview and `kubectl auth can-i --list` read.
 import type { UserInfo } from '../../registry/context';
+import type { AuthzAttributes, AuthzResult } from '../../../shared/cel/library/authz';
 import type { RequestInfo } from '../../endpoints/request-info';
 import type { Req } from '../../server/http';
 
-export interface Attributes {
-  user: UserInfo;
-  verb: string;
-  isResourceRequest: boolean;
-  /** The URL path of a non-resource request. */
-  path: string;
-  namespace: string;
-  apiGroup: string;
-  apiVersion: string;
-  resource: string;
-  subresource: string;
-  name: string;
-  /** Raw fieldSelector of list/watch/deletecollection requests (the Node authorizer reads spec.nodeName). */
-  fieldSelector?: string;
-  labelSelector?: string;
-}
-
-export type Decision = 'allow' | 'deny' | 'noopinion';
-
-export interface AuthorizerResult {
-  decision: Decision;
-  reason: string;
-  /** An evaluation error (webhook unreachable ...): the request fails with 500 unless someone allows it. */
-  error?: string;
-}
+/**
+ * Kubernetes' authorizer.Attributes and an authorizer's answer. They are defined beside
+ * CEL's authz library (shared/cel), which asks the same chain from admission policies.
+ */
+export type Attributes = AuthzAttributes;
+export type Decision = AuthzResult['decision'];
+export type AuthorizerResult = AuthzResult;
 
 export interface ResourceRule {
   verbs: string[];

@@ -13,25 +13,37 @@ import {
   type RulesResult,
 } from './types';
 
+/** The reasons and errors of the authorizers that had no opinion: the chain's answer when nobody decided. */
+class NoOpinions {
+  private readonly reasons: string[] = [];
+  private readonly errors: string[] = [];
+  add(r: AuthorizerResult): void {
+    if (r.reason) this.reasons.push(r.reason);
+    if (r.error) this.errors.push(r.error);
+  }
+  result(): AuthorizerResult {
+    const e = this.errors;
+    return {
+      decision: 'noopinion',
+      reason: this.reasons.join('\n'),
+      ...(e.length ? { error: e.length === 1 ? e[0] : `[${e.join(', ')}]` } : {}),
+    };
+  }
+}
+
 export class UnionAuthorizer implements Authorizer {
   readonly name = 'union';
   constructor(readonly authorizers: Authorizer[]) {}
 
   async authorize(a: Attributes): Promise<AuthorizerResult> {
-    const reasons: string[] = [];
-    const errors: string[] = [];
+    const seen = new NoOpinions();
     for (const z of this.authorizers) {
       let r = z.authorize(a);
       if (r instanceof Promise) r = await r;
       if (r.decision !== 'noopinion') return r;
-      if (r.reason) reasons.push(r.reason);
-      if (r.error) errors.push(r.error);
+      seen.add(r);
     }
-    return {
-      decision: 'noopinion',
-      reason: reasons.join('\n'),
-      ...(errors.length ? { error: errors.length === 1 ? errors[0] : `[${errors.join(', ')}]` } : {}),
-    };
+    return seen.result();
   }
 
   /**
@@ -39,8 +51,7 @@ export class UnionAuthorizer implements Authorizer {
    * evaluates synchronously); undefined when one can only answer asynchronously (a webhook).
    */
   authorizeSync(a: Attributes): AuthorizerResult | undefined {
-    const reasons: string[] = [];
-    const errors: string[] = [];
+    const seen = new NoOpinions();
     for (const z of this.authorizers) {
       const r = z.authorize(a);
       if (r instanceof Promise) {
@@ -48,14 +59,9 @@ export class UnionAuthorizer implements Authorizer {
         return undefined;
       }
       if (r.decision !== 'noopinion') return r;
-      if (r.reason) reasons.push(r.reason);
-      if (r.error) errors.push(r.error);
+      seen.add(r);
     }
-    return {
-      decision: 'noopinion',
-      reason: reasons.join('\n'),
-      ...(errors.length ? { error: errors.length === 1 ? errors[0] : `[${errors.join(', ')}]` } : {}),
-    };
+    return seen.result();
   }
 
   async rulesFor(user: UserInfo, namespace: string): Promise<RulesResult> {

@@ -14,11 +14,12 @@ export interface AuthzUser {
   extra?: Record<string, string[]>;
 }
 
-/** What one check asks (the authorizer chain's attributes). */
+/** What one check asks: the authorizer chain's attributes (Kubernetes' authorizer.Attributes). */
 export interface AuthzAttributes {
   user: AuthzUser;
   verb: string;
   isResourceRequest: boolean;
+  /** The URL path of a non-resource request. */
   path: string;
   namespace: string;
   apiGroup: string;
@@ -26,13 +27,16 @@ export interface AuthzAttributes {
   resource: string;
   subresource: string;
   name: string;
+  /** Raw fieldSelector of list/watch/deletecollection requests (the Node authorizer reads spec.nodeName). */
   fieldSelector?: string;
   labelSelector?: string;
 }
 
+/** An authorizer's answer. */
 export interface AuthzResult {
   decision: 'allow' | 'deny' | 'noopinion';
   reason: string;
+  /** An evaluation error (webhook unreachable ...): the request fails with 500 unless someone allows it. */
   error?: string;
 }
 
