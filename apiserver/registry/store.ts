@@ -250,7 +250,7 @@ export class GenericStore {
       let current: any;
       let modRevision: number;
       if (guess) {
-        current = jsonClone(guess.obj);
+        current = guess.copy();
         modRevision = guess.rv;
       } else {
         const kv = reported ?? (await this.opts.storage.get(key)).kv;

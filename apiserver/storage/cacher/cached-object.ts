@@ -9,6 +9,7 @@
 // is made, that message takes the stored bytes' place (it holds the same object,
 // with its resourceVersion), so the entry keeps no more than its encodings.
 import type { KeyValue } from '../interface';
+import { jsonClone } from '../../../shared/api/json-value';
 
 export interface ObjectAttrs {
   labels: Record<string, string>;
@@ -102,6 +103,14 @@ export class CachedObject {
       remember(this, obj);
     }
     return obj;
+  }
+
+  /**
+   * A private copy of the object for a writer to change (a read-modify-write's first
+   * guess): a compact entry decodes its bytes afresh, a decoded one is deep-copied.
+   */
+  copy(): any {
+    return this.codec ? this.decode() : jsonClone(this.decoded);
   }
 
   private decode(): any {
