@@ -90,6 +90,21 @@ for (const [media, preferred] of [
       }
     });
 
+    it("gives a writer a private copy that leaves the entry's object alone", () => {
+      for (const compact of [true, false]) {
+        const c = CachedObject.fromKV(kvs[1], codecFor(storage, compact));
+        const shared = c.obj;
+        const mine = c.copy();
+        assert.deepEqual(mine, shared);
+        assert.notEqual(mine, shared);
+        mine.metadata.labels.app = 'changed';
+        mine.spec.containers[0].image = 'other';
+        assert.equal(c.obj.metadata.labels.app, 'a');
+        assert.equal(c.obj.spec.containers[0].image, 'img');
+        assert.equal(mine.metadata.resourceVersion, String(101));
+      }
+    });
+
     it('memoises each encoding once, in a buffer of its own', () => {
       const c = CachedObject.fromKV(kvs[0], codecFor(storage, true));
       let calls = 0;
