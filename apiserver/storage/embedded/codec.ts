@@ -47,8 +47,13 @@ function asBuffer(b: Uint8Array): Buffer {
   return Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.length);
 }
 
+/**
+ * A value copied out of lmdb-js's read buffer into an ArrayBuffer of its own: the watch
+ * cache keeps it as it is, and a slice of Node's shared 8 KiB pool would pin the slab
+ * (and, dead, leave holes in malloc's heap between the values kept).
+ */
 function copyOut(b: Buffer, start: number, end: number): Buffer {
-  const out = Buffer.allocUnsafe(end - start);
+  const out = Buffer.allocUnsafeSlow(end - start);
   b.copy(out, 0, start, end);
   return out;
 }
