@@ -4,6 +4,7 @@
 import { Command } from 'commander';
 import { addFlags, readFlags, type FlagSpec, type FlagValues } from './flags';
 import { flushLogs, setVerbosity, type Logger } from '../log';
+import { startIdleGc } from '../heap/idle-gc';
 
 export interface Stoppable {
   stop(): Promise<void>;
@@ -63,6 +64,7 @@ async function run<C = FlagValues>(e: Executable<C>): Promise<void> {
   }
   let stopping = false;
   const running = await e.start(config, { stopping: () => stopping, exit: exitAfterFlush });
+  startIdleGc();
   const stop = (signal: string) => {
     if (stopping) process.exit(1);
     stopping = true;
