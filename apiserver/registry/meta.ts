@@ -18,9 +18,17 @@ export function generateName(base: string): string {
 
 export const newUID = (): string => randomUUID();
 
-/** RFC 3339 with second precision, as metav1.Time serialises. */
+let lastSecond = NaN;
+let lastText = '';
+
+/** RFC 3339 with second precision, as metav1.Time serialises (each write stamps a few: made once a second). */
 export function rfc3339(d: Date): string {
-  return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const second = Math.floor(d.getTime() / 1000);
+  if (second !== lastSecond) {
+    lastText = d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+    lastSecond = second;
+  }
+  return lastText;
 }
 
 /** RFC 3339 with microseconds, as metav1.MicroTime serialises. */

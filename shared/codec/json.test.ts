@@ -28,6 +28,20 @@ describe('codec/json', () => {
     assert.deepEqual(findDuplicateKeys(' { "a" : { } , "b" : [ ] , "c" : "}" } '), []);
   });
 
+  it('refuses nesting deeper than 500 levels, with or without the duplicate scan', () => {
+    const nest = (n: number, inner = '1') => '{"a":'.repeat(n - 1) + '[' + inner + ']' + '}'.repeat(n - 1);
+    for (const detectDuplicates of [false, true]) {
+      assert.deepEqual(parseJSON(nest(500), { detectDuplicates }).duplicates, []);
+      for (const text of [nest(501), nest(100_000), nest(600, '1,')])
+        assert.throws(
+          () => parseJSON(text, { detectDuplicates, kind: 'Pod' }),
+          (e: StatusError) => e.code === 400 && /exceeded max depth/.test(e.message),
+        );
+    }
+    assert.equal(findDuplicateKeys(nest(501)), null);
+    assert.deepEqual(findDuplicateKeys('{"a":[{"b":1,"b":2},[{"c":1,"c":1}]]}'), ['a[0].b', 'a[1][0].c']);
+  });
+
   it("answers malformed JSON like kube-apiserver (400, Go's message, summary)", () => {
     try {
       parseJSON('{"apiVersion":"v1","kind":"Pod",}', { kind: 'Pod' });

@@ -21,20 +21,30 @@ export interface ParsedJSON {
 
 export function parseJSON(buf: Buffer | string, opts: ParseJSONOptions = {}): ParsedJSON {
   const text = typeof buf === 'string' ? buf : buf.toString('utf8');
-  // The scanners below recurse per level: refuse what would exhaust the stack (Go stops at 10000).
-  if (flowDepth(text) > MAX_YAML_DEPTH)
-    throw decodeFailure(
-      `couldn't get version/kind; json parse error: invalid character '[' exceeded max depth`,
-      text,
-      opts.kind,
-    );
   let value: unknown;
   try {
+    // V8's JSON.parse is iterative: any depth parses; the recursive walks after it must not see one too deep.
     value = JSON.parse(text);
   } catch {
-    throw malformedJSON(text, opts.kind);
+    throw flowDepth(text) > MAX_YAML_DEPTH ? tooDeep(text, opts.kind) : malformedJSON(text, opts.kind);
   }
-  return { value, duplicates: opts.detectDuplicates ? findDuplicateKeys(text) : [] };
+  // One scan of the text finds both the duplicates and the depth when duplicates are asked for.
+  const duplicates = opts.detectDuplicates
+    ? findDuplicateKeys(text)
+    : flowDepth(text) > MAX_YAML_DEPTH
+      ? null
+      : [];
+  if (duplicates === null) throw tooDeep(text, opts.kind);
+  return { value, duplicates };
+}
+
+/** Go stops at 10000 levels; tkube's walkers recurse per level and stop at MAX_YAML_DEPTH. */
+function tooDeep(text: string, kind?: string): StatusError {
+  return decodeFailure(
+    `couldn't get version/kind; json parse error: invalid character '[' exceeded max depth`,
+    text,
+    kind,
+  );
 }
 
 /** The 400 Kubernetes answers for a body that is not JSON. */
@@ -66,8 +76,15 @@ export function summarizeData(body: string | Buffer, max: number): string {
 // --- duplicate keys ----------------------------------------------------------
 
 /** Scans valid JSON text for repeated keys in an object; returns their paths in document order. */
-export function findDuplicateKeys(text: string): string[] {
+/**
+ * Paths of the keys that occur twice in one object, in document order, of valid JSON
+ * text; null when it nests deeper than MAX_YAML_DEPTH. Paths are built only for the
+ * duplicates: the scan keeps the keys and indexes of where it is.
+ */
+export function findDuplicateKeys(text: string): string[] | null {
   const out: string[] = [];
+  /** Where the scan is: object keys (strings) and array indexes (numbers). */
+  const at: (string | number)[] = [];
   let i = 0;
   const n = text.length;
   const ws = () => {
@@ -94,53 +111,51 @@ export function findDuplicateKeys(text: string): string[] {
     i++; // closing quote
     return escaped ? (JSON.parse(`"${raw}"`) as string) : raw;
   };
-  const value = (path: string): void => {
+  const path = (): string => {
+    let p = '';
+    for (const seg of at) p += typeof seg === 'number' ? `[${seg}]` : p ? `.${seg}` : seg;
+    return p;
+  };
+  /** false when too deep. */
+  const value = (depth: number): boolean => {
     ws();
     const c = text.charCodeAt(i);
-    if (c === 0x7b) {
-      i++;
-      const seen = new Set<string>();
-      ws();
-      if (text.charCodeAt(i) === 0x7d) {
-        i++;
-        return;
-      }
-      for (;;) {
-        ws();
-        const key = str();
-        const child = path ? `${path}.${key}` : key;
-        if (seen.has(key)) out.push(child);
-        else seen.add(key);
-        ws();
-        i++; // ':'
-        value(child);
-        ws();
-        if (text.charCodeAt(i++) === 0x7d) return; // '}' else ','
-      }
-    } else if (c === 0x5b) {
+    if (c === 0x7b || c === 0x5b) {
+      if (depth >= MAX_YAML_DEPTH) return false;
       i++;
       ws();
-      if (text.charCodeAt(i) === 0x5d) {
+      if (text.charCodeAt(i) === (c === 0x7b ? 0x7d : 0x5d)) {
         i++;
-        return;
+        return true;
       }
+      const seen = c === 0x7b ? new Set<string>() : null;
       for (let idx = 0; ; idx++) {
-        value(`${path}[${idx}]`);
+        if (seen) {
+          ws();
+          const key = str();
+          at.push(key);
+          if (seen.has(key)) out.push(path());
+          else seen.add(key);
+          ws();
+          i++; // ':'
+        } else at.push(idx);
+        if (!value(depth + 1)) return false;
+        at.pop();
         ws();
-        if (text.charCodeAt(i++) === 0x5d) return;
+        if (text.charCodeAt(i++) !== 0x2c) return true; // '}' or ']'
       }
-    } else if (c === 0x22) {
-      str();
-    } else {
+    }
+    if (c === 0x22) str();
+    else
       while (i < n) {
         const d = text.charCodeAt(i);
         if (d === 0x2c || d === 0x7d || d === 0x5d || d === 0x20 || d === 0x0a || d === 0x0d || d === 0x09)
           break;
         i++;
       }
-    }
+    return true;
   };
-  value('');
+  if (!value(0)) return null;
   return [...new Set(out)];
 }
 
