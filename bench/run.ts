@@ -18,6 +18,7 @@ import {
   etcdRawRangeCeiling,
   etcdWriteCeiling,
   startBareServer,
+  bareFanoutCeiling,
 } from './lib/ceilings';
 import { CpuMeter, DIST, NoiseMeter, removeDir, startApiserver, tempDir } from './lib/procs';
 import {
@@ -170,7 +171,7 @@ async function main(): Promise<void> {
       run.ceilings.embeddedWritesOther = noise.read();
       log(`raw embedded store: ${run.ceilings.embeddedWrites.toFixed(0)} creates/s`);
     }
-    if (opts.only.has('get') || opts.only.has('list')) {
+    if (opts.only.has('get') || opts.only.has('list') || opts.only.has('watch')) {
       const bare = await startBareServer(certDir, creds);
       try {
         const go = async (h2: boolean): Promise<LoadRow> => {
@@ -218,6 +219,18 @@ async function main(): Promise<void> {
           run.ceilings.bareTransfer = transfer;
           log(
             `bare TLS transfer: ${transfer.map((t) => `${(t.bytes / 1e6).toFixed(1)} MB in ${t.medianMs.toFixed(0)} ms`).join(', ')}`,
+          );
+        }
+        if (opts.only.has('watch')) {
+          const f = await bareFanoutCeiling(bare, {
+            watchers: opts.watchers,
+            updates: opts.watchUpdates,
+            rate: opts.updateRate,
+            procs: opts.watchProcs,
+          });
+          run.ceilings.bareFanout = f;
+          log(
+            `bare TLS fan-out: p50 ${f.p50.toFixed(1)} / p99 ${f.p99.toFixed(1)} ms, ${f.serverCpuUsPerWrite.toFixed(1)} µs per write`,
           );
         }
       } finally {

@@ -1,7 +1,8 @@
 // What the machine can do without tkube's request path, measured in the same
 // run: a store's raw write rate (64 concurrent 1 KB creates straight on the
 // Storage interface, in this process), bare grpc-js Put and Range loops against
-// the same etcd (no storage layer above them) and a bare TLS server's GET rate.
+// the same etcd (no storage layer above them), a bare TLS server's GET rate, and
+// the same server's watch fan-out.
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import type { Storage } from '../../apiserver/storage/interface';
@@ -9,10 +10,13 @@ import { openEmbeddedStorage } from '../../apiserver/storage/embedded/index';
 import { openEtcdStorage } from '../../apiserver/storage/etcd3/index';
 import { METHOD, putFields, rangeFields } from '../../apiserver/storage/etcd3/proto';
 import { encode } from '../../apiserver/storage/etcd3/wire';
+import { Api } from './api';
 import { CpuMeter, NoiseMeter, forkScript, removeDir, tempDir, terminate } from './procs';
 import type { Target } from './procs';
-import type { RawEtcdRow } from './results';
-import { median } from './stats';
+import type { BareFanoutRow, RawEtcdRow } from './results';
+import { merged, median, sleep, summarize } from './stats';
+import type { WatchResult } from './watch';
+import { Workers } from './workers';
 
 const VALUE = Buffer.alloc(1024, 'x');
 
@@ -171,4 +175,59 @@ export async function startBareServer(certDir: string, creds: Omit<Target, 'orig
     pid: c.pid!,
     stop: () => terminate(c, 3000),
   };
+}
+
+/**
+ * The watch scenario's load on the bare server: `watchers` HTTP/1.1 watches over
+ * `procs` worker processes (the same receivers), `updates` events at `rate`/s, each
+ * written to every watch with no API work in between.
+ */
+export async function bareFanoutCeiling(
+  bare: BareServer,
+  o: { watchers: number; updates: number; rate: number; procs: number },
+): Promise<BareFanoutRow> {
+  const ww = new Workers(Math.min(o.procs, o.watchers));
+  try {
+    const per = Array.from(
+      { length: ww.size },
+      (_, i) => Math.floor(o.watchers / ww.size) + (i < o.watchers % ww.size ? 1 : 0),
+    );
+    const opened = (
+      await Promise.all(
+        per.map((n, i) =>
+          ww.run<number>(i, { kind: 'watch-open', target: bare.target, path: '/watch', watchers: n }),
+        ),
+      )
+    ).reduce((s, n) => s + n, 0);
+    await sleep(1000);
+    const noise = new NoiseMeter();
+    const cpu = new CpuMeter(ww.pids);
+    const api = new Api(bare.target, 1);
+    const r = await api.call('POST', `/fanout?updates=${o.updates}&rate=${o.rate}`);
+    await api.close();
+    if (r.status !== 200) throw new Error(`bare fan-out: ${r.status}`);
+    const served = JSON.parse(r.body.toString()) as { writes: number; cpuUsPerWrite: number };
+    const parts = await Promise.all(
+      per.map((_, i) =>
+        ww.run<WatchResult>(i, { kind: 'watch-collect', expect: o.updates, timeoutMs: 30_000 }),
+      ),
+    );
+    const c = cpu.read();
+    const s = summarize(merged(parts.map((p) => p.lat)));
+    return {
+      watchers: opened,
+      updates: o.updates,
+      rate: o.rate,
+      p50: s.p50,
+      p99: s.p99,
+      max: s.max,
+      delivered: parts.reduce((n, p) => n + p.received, 0),
+      expected: opened * o.updates,
+      serverCpuUsPerWrite: served.cpuUsPerWrite,
+      clientCpu: c.cores.reduce((x, y) => x + y, 0),
+      other: noise.read(),
+    };
+  } finally {
+    await ww.close();
+  }
 }

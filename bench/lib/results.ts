@@ -127,6 +127,22 @@ export interface BackendResult {
   notes: string[];
 }
 
+export interface BareFanoutRow {
+  watchers: number;
+  updates: number;
+  rate: number;
+  p50: number;
+  p99: number;
+  max: number;
+  delivered: number;
+  expected: number;
+  /** The bare server's CPU time per socket write (one per watcher and event). */
+  serverCpuUsPerWrite: number;
+  /** Cores the receiving workers used. */
+  clientCpu: number;
+  other?: number;
+}
+
 export interface RunResult {
   date: string;
   commit: string;
@@ -149,6 +165,8 @@ export interface RunResult {
     bareTransfer?: { format: 'json' | 'protobuf'; bytes: number; medianMs: number }[];
     /** First start with empty data and cert dirs (generates the CA and certificates). */
     firstStartWithCertsMs?: number;
+    /** The bare server writing the watch scenario's events to as many HTTP/1.1 watchers. */
+    bareFanout?: BareFanoutRow;
   };
   backends: BackendResult[];
   budget: BudgetLine[];
