@@ -1,8 +1,12 @@
-// Watchers for the fan-out scenario: many JSON watch streams on one pool. Each
-// event carries the writer's wall-clock timestamp in data.ts; the latency is
-// the time of receipt (per chunk) minus that stamp. Lines are not parsed as
-// JSON (that would cost the client more CPU than the server spends): the
-// stamp is found by a byte search.
+// Watchers for the fan-out scenario: many JSON watch streams. Each event
+// carries the writer's wall-clock timestamp in data.ts; the latency is the time
+// of receipt (per chunk) minus that stamp. Lines are not parsed as JSON (that
+// would cost the client more CPU than the server spends): the stamp is found by
+// a byte search. HTTP/1.1 watches are bare TLS sockets with a chunked-encoding
+// decoder of their own: the receivers share the machine's cores with the server
+// measured, and undici's per-chunk stream machinery cost them more than the
+// decoding; h2 watches are streams of one undici connection.
+import * as tls from 'node:tls';
 import { Pool } from 'undici';
 import type { Target } from './procs';
 import { Samples, wallNow } from './stats';
@@ -51,7 +55,7 @@ class Watcher {
 
   constructor(
     private readonly lat: Samples,
-    private readonly onError: (e: string) => void,
+    readonly error: (e: string) => void,
   ) {}
 
   data(chunk: Buffer): void {
@@ -76,7 +80,7 @@ class Watcher {
       buf.compare(MODIFIED, 0, MODIFIED.length, start, start + MODIFIED.length)
     ) {
       const text = buf.toString('utf8', start, Math.min(end, start + 200));
-      if (text.trim()) this.onError(`unexpected event ${text}`);
+      if (text.trim()) this.error(`unexpected event ${text}`);
       return;
     }
     const at = buf.indexOf(STAMP, start);
@@ -88,6 +92,111 @@ class Watcher {
   }
 }
 
+/**
+ * One HTTP/1.1 watch on a TLS socket of its own: the request, the response head
+ * (200 wanted), then the chunked body decoded into the watcher's lines.
+ */
+class RawWatch {
+  private head: Buffer | null = Buffer.alloc(0);
+  /** Chunked body: bytes left of the current chunk's data (-1: reading a size line, -2: its CRLF). */
+  private left = -1;
+  private sizeLine = '';
+  private chunked = true;
+  private readonly socket: tls.TLSSocket;
+
+  constructor(
+    t: Target,
+    path: string,
+    private readonly w: Watcher,
+    private readonly opened: (err?: string) => void,
+  ) {
+    const u = new URL(t.origin);
+    this.socket = tls.connect({
+      host: u.hostname,
+      port: Number(u.port),
+      ca: t.ca,
+      cert: t.cert,
+      key: t.key,
+      ALPNProtocols: ['http/1.1'],
+    });
+    this.socket.on('secureConnect', () =>
+      this.socket.write(`GET ${path} HTTP/1.1\r\nHost: ${u.host}\r\nAccept: application/json\r\n\r\n`),
+    );
+    this.socket.on('data', (d: Buffer) => this.data(d));
+    this.socket.on('error', (e) => {
+      if (this.head) this.settle(`watch open: ${String(e)}`);
+      else if (!w.closed) w.error(`watch stream: ${String(e)}`);
+    });
+    this.socket.on('close', () => {
+      if (this.head) this.settle('watch open: the connection closed before an answer');
+    });
+  }
+
+  private settled = false;
+  private settle(err?: string): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.opened(err);
+  }
+
+  close(): void {
+    this.socket.destroy();
+  }
+
+  private data(d: Buffer): void {
+    if (this.head) {
+      const all = Buffer.concat([this.head, d]);
+      const end = all.indexOf('\r\n\r\n');
+      if (end < 0) {
+        this.head = all;
+        return;
+      }
+      const head = all.toString('latin1', 0, end);
+      this.head = null;
+      if (!/^HTTP\/1\.1 200 /.test(head)) {
+        this.settle(`watch ${head.split('\r\n')[0]}`);
+        this.socket.destroy();
+        return;
+      }
+      this.chunked = /\r\ntransfer-encoding:\s*chunked/i.test(head);
+      this.settle();
+      d = all.subarray(end + 4);
+    }
+    if (!this.chunked) {
+      this.w.data(d);
+      return;
+    }
+    let i = 0;
+    while (i < d.length) {
+      if (this.left > 0) {
+        const n = Math.min(this.left, d.length - i);
+        this.w.data(d.subarray(i, i + n));
+        this.left -= n;
+        i += n;
+        if (this.left === 0) this.left = -2;
+      } else if (this.left === -2) {
+        // The CRLF after a chunk's data (possibly split across reads).
+        if (d[i] === 0x0a) this.left = -1;
+        i++;
+      } else {
+        const nl = d.indexOf(0x0a, i);
+        if (nl < 0) {
+          this.sizeLine += d.toString('latin1', i);
+          return;
+        }
+        const size = parseInt(this.sizeLine + d.toString('latin1', i, nl), 16);
+        this.sizeLine = '';
+        i = nl + 1;
+        if (!(size > 0)) {
+          this.socket.destroy(); // the last chunk: the server ended the watch
+          return;
+        }
+        this.left = size;
+      }
+    }
+  }
+}
+
 /** One worker's share of the watchers; open() once, then collect() once. */
 export class WatchGroup {
   private p: Pool | undefined;
@@ -96,6 +205,7 @@ export class WatchGroup {
   private errors = 0;
   private readonly errorSamples: string[] = [];
   private readonly aborts: AbortController[] = [];
+  private readonly raw: RawWatch[] = [];
 
   private error(e: string): void {
     this.errors++;
@@ -103,10 +213,20 @@ export class WatchGroup {
   }
 
   async open(t: WatchOpenTask): Promise<number> {
-    this.p = watchPool(t.target, t.watchers, t.h2);
-    this.p.setMaxListeners?.(0);
-    const p = this.p;
+    const openRaw = () =>
+      new Promise<void>((resolve) => {
+        const w = new Watcher(this.lat, (e) => this.error(e));
+        const r = new RawWatch(t.target, t.path, w, (err) => {
+          if (err) this.error(err);
+          else this.watchers.push(w);
+          resolve();
+        });
+        this.raw.push(r);
+      });
+    const p = t.h2 ? (this.p = watchPool(t.target, t.watchers, true)) : undefined;
+    p?.setMaxListeners?.(0);
     const openOne = async () => {
+      if (!p) return openRaw();
       const w = new Watcher(this.lat, (e) => this.error(e));
       const ac = new AbortController();
       const r = await p.request({
@@ -146,6 +266,7 @@ export class WatchGroup {
       await new Promise((r) => setTimeout(r, 20));
     for (const w of this.watchers) w.closed = true;
     for (const a of this.aborts) a.abort();
+    for (const r of this.raw) r.close();
     await this.p?.destroy().catch(() => {});
     return {
       opened: this.watchers.length,
@@ -159,12 +280,12 @@ export class WatchGroup {
 }
 
 /**
- * The watchers' connections: one each over HTTP/1.1, or all as streams of one
- * h2 connection with client-go's flow-control windows (Go's transport: 4 MB per
- * stream, 1 GB per connection), so a round of events to hundreds of streams is
- * not held up waiting for the client's window updates.
+ * The h2 watchers' connection: all as streams of one h2 connection with
+ * client-go's flow-control windows (Go's transport: 4 MB per stream, 1 GB per
+ * connection), so a round of events to hundreds of streams is not held up
+ * waiting for the client's window updates.
  */
-function watchPool(t: Target, watchers: number, h2 = false): Pool {
+function watchPool(t: Target, watchers: number, h2: boolean): Pool {
   return new Pool(t.origin, {
     connections: h2 ? 1 : watchers,
     pipelining: h2 ? Math.max(1, watchers) : 1,
