@@ -53,8 +53,11 @@ export function startIdleGc(): () => void {
     if (busy < IDLE_UTILIZATION && f - base >= GROWTH_BYTES) {
       // Read by V8 as each collection starts: this one compacts, the ones V8 starts do not.
       v8.setFlagsFromString('--compact-on-every-full-gc');
-      gc();
-      v8.setFlagsFromString('--no-compact-on-every-full-gc');
+      try {
+        gc();
+      } finally {
+        v8.setFlagsFromString('--no-compact-on-every-full-gc');
+      }
       base = footprint();
     }
   }, INTERVAL_MS);
