@@ -75,7 +75,6 @@ export function summarizeData(body: string | Buffer, max: number): string {
 
 // --- duplicate keys ----------------------------------------------------------
 
-/** Scans valid JSON text for repeated keys in an object; returns their paths in document order. */
 /**
  * Paths of the keys that occur twice in one object, in document order, of valid JSON
  * text; null when it nests deeper than MAX_YAML_DEPTH. Paths are built only for the

@@ -1,5 +1,6 @@
 // The life of an executable, the same for every cmd/ entry point: read and
-// check its flags (a bad one prints "Error: ..." and exits 1), start it, and
+// check its flags (a bad one prints "Error: ..." and exits 1), start it (and
+// give memory back whenever it is idle after a burst: heap/idle-gc.ts), and
 // on SIGTERM or SIGINT stop it and exit 0 — a second signal exits at once.
 import { Command } from 'commander';
 import { addFlags, readFlags, type FlagSpec, type FlagValues } from './flags';
