@@ -44,6 +44,10 @@ describe('apply entry points', () => {
     assert.equal(managerFromUserAgent('my\u0007agent'), 'myagent');
     assert.equal(managerFromUserAgent('x'.repeat(200)), 'x'.repeat(128));
     assert.equal(managerFromUserAgent(undefined), '');
+    // Remembered per user agent, and right again once many others pushed it out.
+    for (let i = 0; i < 600; i++) assert.equal(managerFromUserAgent(`agent-${i}/v1`), `agent-${i}`);
+    assert.equal(managerFromUserAgent('kubectl/v1.30.2 (linux/amd64) kubernetes/3968350'), 'kubectl');
+    assert.equal(managerFromUserAgent('my\u0007agent'), 'myagent');
   });
 
   it('validates fieldManager like ValidatePatchOptions / ValidateCreateOptions', () => {

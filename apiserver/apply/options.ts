@@ -9,9 +9,23 @@ export const FIELD_MANAGER_MAX_LENGTH = 128;
 // unicode.IsPrint: letters, marks, numbers, punctuation, symbols and the ASCII space.
 const PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
 
+/** Managers of the user agents seen last: every write without ?fieldManager asks, and clients keep theirs. */
+const fromAgent = new Map<string, string>();
+const FROM_AGENT_MAX = 256;
+
 /** The field manager of a write without ?fieldManager: the user agent up to its first "/", printable, at most 128 bytes. */
 export function managerFromUserAgent(userAgent: string | undefined): string {
-  const head = (userAgent ?? '').split('/')[0];
+  const ua = userAgent ?? '';
+  let m = fromAgent.get(ua);
+  if (m === undefined) {
+    if (fromAgent.size >= FROM_AGENT_MAX) fromAgent.delete(fromAgent.keys().next().value!);
+    fromAgent.set(ua, (m = printablePrefix(ua)));
+  }
+  return m;
+}
+
+function printablePrefix(userAgent: string): string {
+  const head = userAgent.split('/')[0];
   let out = '';
   let bytes = 0;
   for (const ch of head) {
