@@ -11,6 +11,7 @@ import type { Req } from '../../server/http';
  * CEL's authz library (shared/cel), which asks the same chain from admission policies.
  */
 export type Attributes = AuthzAttributes;
+export { nonResourceAttributes } from '../../../shared/cel/library/authz';
 export type Decision = AuthzResult['decision'];
 export type AuthorizerResult = AuthzResult;
 

@@ -5,7 +5,7 @@ import { badRequest, invalid } from '../../../shared/api/status';
 import type { FieldError } from '../../../shared/api/field-errors';
 import type { RequestContext, UserInfo } from '../../registry/context';
 import type { ResourceBehaviour } from '../../registry/registry';
-import type { Attributes, Authorizer } from '../authz/types';
+import { nonResourceAttributes, type Attributes, type Authorizer } from '../authz/types';
 
 const GROUP = 'authorization.k8s.io';
 
@@ -94,18 +94,7 @@ export function reviewAttributes(spec: any, user: UserInfo): Attributes {
       labelSelector: ra.labelSelector?.rawSelector,
     };
   const nra = spec.nonResourceAttributes ?? {};
-  return {
-    user,
-    verb: nra.verb ?? '',
-    isResourceRequest: false,
-    path: nra.path ?? '',
-    namespace: '',
-    apiGroup: '',
-    apiVersion: '',
-    resource: '',
-    subresource: '',
-    name: '',
-  };
+  return nonResourceAttributes(user, nra.verb ?? '', nra.path ?? '');
 }
 
 async function decide(authorizer: Authorizer, a: Attributes): Promise<Record<string, unknown>> {

@@ -40,6 +40,22 @@ export interface AuthzResult {
   error?: string;
 }
 
+/** The attributes of a request for a URL path (not a resource). */
+export function nonResourceAttributes(user: AuthzUser, verb: string, path: string): AuthzAttributes {
+  return {
+    user,
+    verb,
+    isResourceRequest: false,
+    path,
+    namespace: '',
+    apiGroup: '',
+    apiVersion: '',
+    resource: '',
+    subresource: '',
+    name: '',
+  };
+}
+
 /** Asks the authorizer chain; undefined when it cannot answer synchronously. */
 export type AuthzCheck = (a: AuthzAttributes) => AuthzResult | undefined;
 
@@ -179,18 +195,7 @@ export function registerAuthz(env: Environment): void {
     });
   });
   env.registerFunction(`${PATH_CHECK}.check(string): ${DECISION}`, (p: CelPathCheck, verb: string) =>
-    decide(p.check, {
-      user: p.user,
-      verb: verb.toLowerCase(),
-      isResourceRequest: false,
-      path: p.path,
-      namespace: '',
-      apiGroup: '',
-      apiVersion: '',
-      resource: '',
-      subresource: '',
-      name: '',
-    }),
+    decide(p.check, nonResourceAttributes(p.user, verb.toLowerCase(), p.path)),
   );
   env.registerFunction(`${DECISION}.allowed(): bool`, (d: CelDecision) => d.result.decision === 'allow');
   env.registerFunction(`${DECISION}.reason(): string`, (d: CelDecision) => d.result.reason);
