@@ -124,46 +124,51 @@ function skipLiteral(src: string, i: number): number {
   return e < 0 ? i : e;
 }
 
-/** The index of the bracket closing the one opened at `open`, or -1. */
-function matching(src: string, open: number): number {
+/**
+ * Walks src from `from` to `to` outside string literals and comments, calling
+ * visit(i, depth) at each character with the bracket depth before it; stops at
+ * the first index visit returns true for and returns it, else -1.
+ */
+function scanCode(
+  src: string,
+  from: number,
+  to: number,
+  visit: (i: number, depth: number) => boolean,
+): number {
   let depth = 0;
-  for (let i = open; i < src.length;) {
-    const s = skipLiteral(src, i);
-    if (s !== i) {
-      i = s;
-      continue;
-    }
-    const c = src[i];
-    if (c === '(' || c === '[' || c === '{') depth++;
-    else if (c === ')' || c === ']' || c === '}') {
-      depth--;
-      if (depth === 0) return i;
-    }
-    i++;
-  }
-  return -1;
-}
-
-/** The [start, end) ranges of src between `from` and `to` split at top-level commas (a trailing comma ends none). */
-function topLevelParts(src: string, from: number, to: number): [number, number][] {
-  const parts: [number, number][] = [];
-  let depth = 0;
-  let start = from;
   for (let i = from; i < to;) {
     const s = skipLiteral(src, i);
     if (s !== i) {
       i = s;
       continue;
     }
+    if (visit(i, depth)) return i;
     const c = src[i];
     if (c === '(' || c === '[' || c === '{') depth++;
     else if (c === ')' || c === ']' || c === '}') depth--;
-    else if (c === ',' && depth === 0) {
+    i++;
+  }
+  return -1;
+}
+
+const CLOSING = new Set([')', ']', '}']);
+
+/** The index of the bracket closing the one opened at `open`, or -1. */
+function matching(src: string, open: number): number {
+  return scanCode(src, open, src.length, (i, depth) => depth === 1 && CLOSING.has(src[i]));
+}
+
+/** The [start, end) ranges of src between `from` and `to` split at top-level commas (a trailing comma ends none). */
+function topLevelParts(src: string, from: number, to: number): [number, number][] {
+  const parts: [number, number][] = [];
+  let start = from;
+  scanCode(src, from, to, (i, depth) => {
+    if (depth === 0 && src[i] === ',') {
       parts.push([start, i]);
       start = i + 1;
     }
-    i++;
-  }
+    return false;
+  });
   parts.push([start, to]);
   const last = parts[parts.length - 1];
   if (src.slice(last[0], last[1]).trim() === '') parts.pop();
