@@ -7,15 +7,7 @@ import type { Client, KubeObject } from '../../../shared/client';
 import { waitUntil } from '../../../shared/cluster/process';
 import { startTestControllerManager, type TestControllerManager } from '../../app/testing';
 import { allControllers, ControllerSelection } from '../../app/controllers';
-import { CONTROLLER_NAME, FIELD_MANAGER } from './controller';
-
-const POLICIES = {
-  group: 'admissionregistration.k8s.io',
-  version: 'v1',
-  resource: 'validatingadmissionpolicies',
-  kind: 'ValidatingAdmissionPolicy',
-  namespaced: false,
-};
+import { CONTROLLER_NAME, FIELD_MANAGER, POLICIES } from './controller';
 
 function policy(name: string, validations: unknown[], rules = deploymentRules, extra: object = {}) {
   return {

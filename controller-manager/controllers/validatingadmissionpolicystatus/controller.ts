@@ -17,7 +17,8 @@ export const CONTROLLER_NAME = 'validatingadmissionpolicy-status-controller';
 /** The field manager of the status it writes (kube's ControllerName). */
 export const FIELD_MANAGER = 'validatingadmissionpolicy-status';
 
-const POLICIES = {
+/** The resource the controller watches and writes the status of. */
+export const POLICIES = {
   group: 'admissionregistration.k8s.io',
   version: 'v1',
   resource: 'validatingadmissionpolicies',
