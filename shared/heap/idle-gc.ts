@@ -39,8 +39,6 @@ function footprint(): number {
 
 /** Starts the idle-time collector; returns its stop. */
 export function startIdleGc(): () => void {
-  const gc = fullGc();
-  if (!gc) return () => {};
   let base = footprint();
   let last = performance.eventLoopUtilization();
   const timer = setInterval(() => {
@@ -50,7 +48,9 @@ export function startIdleGc(): () => void {
     const f = footprint();
     // V8 collected on its own since: measure growth from there.
     if (f < base) base = f;
-    if (busy < IDLE_UTILIZATION && f - base >= GROWTH_BYTES) {
+    // The collector is made on first need (a V8 context, ~2 ms): not at start-up, nor in a process never busy.
+    const gc = busy < IDLE_UTILIZATION && f - base >= GROWTH_BYTES ? fullGc() : null;
+    if (gc) {
       // Read by V8 as each collection starts: this one compacts, the ones V8 starts do not.
       v8.setFlagsFromString('--compact-on-every-full-gc');
       try {
