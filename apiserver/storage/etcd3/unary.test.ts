@@ -1,4 +1,4 @@
-// Unary gRPC calls over node:http2 against a real etcd, and the failures a
+// Unary gRPC calls over tkube's HTTP/2 client against a real etcd, and the failures a
 // caller must be able to tell apart (never connected, deadline, etcd's errors).
 import assert from 'node:assert/strict';
 import { connect, createServer, type Server, type Socket } from 'node:net';
@@ -19,7 +19,7 @@ const failure = async (p: Promise<unknown>): Promise<GrpcCallError> => {
   assert.fail('the call succeeded');
 };
 
-describe('etcd3 unary calls over node:http2', function () {
+describe('etcd3 unary calls over its own HTTP/2 client', function () {
   this.timeout(60_000);
 
   it('says a call never reached a server when nothing listens', async () => {
