@@ -201,11 +201,15 @@ export class H2Session {
     if (this.closing && this.streams.size === 0) this.destroy(new Error('GOAWAY: connection drained'));
   }
 
+  /**
+   * Frames go out once the event loop has run this turn's I/O callbacks: the requests that all
+   * the client sockets read in one turn share one system call to etcd.
+   */
   private write(b: Buffer): void {
     this.out.push(b);
     if (this.flushing) return;
     this.flushing = true;
-    process.nextTick(() => {
+    setImmediate(() => {
       this.flushing = false;
       const bufs = this.out;
       this.out = [];
