@@ -1,12 +1,11 @@
 // Endpoint parsing and error mapping (no etcd needed).
 import assert from 'node:assert/strict';
-import { Metadata, status } from '@grpc/grpc-js';
 import { isStorageError } from '../errors';
 import { parseEndpoint } from './connection';
 import { isCompactedError, isFutureRevisionError, toStorageError } from './etcd-errors';
+import { GrpcCallError, GrpcStatus } from './grpc-client';
 
-const grpcError = (code: status, details: string) =>
-  Object.assign(new Error(`${code} ${details}`), { code, details, metadata: new Metadata() });
+const grpcError = (code: GrpcStatus, details: string) => new GrpcCallError(code, details);
 
 describe('etcd3 connection', () => {
   it('parses --etcd-servers URLs into gRPC targets', () => {
@@ -25,31 +24,37 @@ describe('etcd3 connection', () => {
   it('maps etcd and gRPC failures to storage error codes', () => {
     const code = (e: Error) => (isStorageError(e) ? e.code : 'plain');
     assert.equal(
-      code(toStorageError(grpcError(status.UNAVAILABLE, 'No connection established'))),
+      code(toStorageError(grpcError(GrpcStatus.UNAVAILABLE, 'No connection established'))),
       'Unavailable',
     );
-    assert.equal(code(toStorageError(grpcError(status.DEADLINE_EXCEEDED, 'Deadline exceeded'))), 'Timeout');
     assert.equal(
-      code(toStorageError(grpcError(status.UNAVAILABLE, 'etcdserver: request timed out'))),
+      code(toStorageError(grpcError(GrpcStatus.DEADLINE_EXCEEDED, 'Deadline exceeded'))),
       'Timeout',
     );
-    assert.equal(code(toStorageError(grpcError(status.UNAVAILABLE, 'etcdserver: no leader'))), 'Unavailable');
     assert.equal(
-      code(toStorageError(grpcError(status.INVALID_ARGUMENT, 'etcdserver: request is too large'))),
+      code(toStorageError(grpcError(GrpcStatus.UNAVAILABLE, 'etcdserver: request timed out'))),
+      'Timeout',
+    );
+    assert.equal(
+      code(toStorageError(grpcError(GrpcStatus.UNAVAILABLE, 'etcdserver: no leader'))),
+      'Unavailable',
+    );
+    assert.equal(
+      code(toStorageError(grpcError(GrpcStatus.INVALID_ARGUMENT, 'etcdserver: request is too large'))),
       'InvalidObject',
     );
     assert.equal(
-      code(toStorageError(grpcError(status.PERMISSION_DENIED, 'etcdserver: permission denied'))),
+      code(toStorageError(grpcError(GrpcStatus.PERMISSION_DENIED, 'etcdserver: permission denied'))),
       'plain',
     );
     assert.ok(
       isCompactedError(
-        grpcError(status.OUT_OF_RANGE, 'etcdserver: mvcc: required revision has been compacted'),
+        grpcError(GrpcStatus.OUT_OF_RANGE, 'etcdserver: mvcc: required revision has been compacted'),
       ),
     );
     assert.ok(
       isFutureRevisionError(
-        grpcError(status.OUT_OF_RANGE, 'etcdserver: mvcc: required revision is a future revision'),
+        grpcError(GrpcStatus.OUT_OF_RANGE, 'etcdserver: mvcc: required revision is a future revision'),
       ),
     );
   });

@@ -1,8 +1,8 @@
 // Turns gRPC/etcd failures into StorageErrors. etcd reports its own errors as
 // gRPC statuses with fixed "etcdserver: ..." messages, so they are told apart by text.
-import { status } from '@grpc/grpc-js';
 import { StorageError } from '../errors';
 import { grpcStatus } from './connection';
+import { GrpcStatus } from './grpc-client';
 
 const COMPACTED = 'required revision has been compacted';
 const FUTURE_REV = 'required revision is a future revision';
@@ -24,18 +24,18 @@ export function toStorageError(err: unknown, key?: string): Error {
   if (!st) return err instanceof Error ? err : new Error(String(err));
   const msg = `etcd: ${st.details}`;
   switch (st.code) {
-    case status.DEADLINE_EXCEEDED:
+    case GrpcStatus.DEADLINE_EXCEEDED:
       return new StorageError('Timeout', msg, key);
-    case status.UNAVAILABLE:
+    case GrpcStatus.UNAVAILABLE:
       // "request timed out": the write may or may not have been applied.
       if (st.details.includes('request timed out')) return new StorageError('Timeout', msg, key);
       return new StorageError('Unavailable', msg, key);
-    case status.CANCELLED:
+    case GrpcStatus.CANCELLED:
       return new StorageError('Unavailable', msg, key);
-    case status.RESOURCE_EXHAUSTED:
+    case GrpcStatus.RESOURCE_EXHAUSTED:
       // Too many requests or database space exceeded: the store cannot take writes now.
       return new StorageError('Unavailable', msg, key);
-    case status.INVALID_ARGUMENT:
+    case GrpcStatus.INVALID_ARGUMENT:
       if (st.details.includes('request is too large')) return new StorageError('InvalidObject', msg, key);
       return new Error(msg);
     default:

@@ -22,13 +22,12 @@
 // watched prefix (own-writes.ts).
 import type { RevisionFence } from './revision-fence';
 import { OwnWrites } from './own-writes';
-import type { ClientDuplexStream } from '@grpc/grpc-js';
-import { status } from '@grpc/grpc-js';
 import type { StorageEvent, StorageWatch } from '../interface';
 import { StorageError, errCompacted } from '../errors';
 import { WatchQueue } from '../watch-queue';
 import { logger } from '../../../shared/log';
 import { type Connection, grpcStatus } from './connection';
+import { GrpcStatus, type GrpcStream } from './grpc-client';
 import { METHOD, prefixEnd, watchCancel, watchCreate } from './proto';
 import { type RawEvent, type WatchResp, decodeWatch } from './responses';
 
@@ -99,7 +98,7 @@ export class WatchManager {
   /** Shareable etcd watches by prefix. */
   private readonly byPrefix = new Map<string, Set<Sub>>();
   private nextId = 1;
-  private stream: ClientDuplexStream<Buffer, Buffer> | null = null;
+  private stream: GrpcStream | null = null;
   private streamEndpoint = -1;
   /** IDs whose create request is unanswered on the current stream, in order (etcd answers in order). */
   private pendingCreates: number[] = [];
@@ -368,7 +367,7 @@ export class WatchManager {
     }
   }
 
-  private onData(stream: ClientDuplexStream<Buffer, Buffer>, buf: Buffer): void {
+  private onData(stream: GrpcStream, buf: Buffer): void {
     if (stream !== this.stream) return;
     this.backoffMs = MIN_BACKOFF_MS;
     let resp: WatchResp;
@@ -456,13 +455,13 @@ export class WatchManager {
     for (const queue of [...sub.members.keys()]) queue.fail(err);
   }
 
-  private onBroken(stream: ClientDuplexStream<Buffer, Buffer>, err: Error | undefined): void {
+  private onBroken(stream: GrpcStream, err: Error | undefined): void {
     if (stream !== this.stream) return;
     this.stream = null;
     this.pendingCreates = [];
     if (this.closed) return;
     const st = grpcStatus(err);
-    if (!st || st.code === status.UNAVAILABLE) this.conn.failover(this.streamEndpoint);
+    if (!st || st.code === GrpcStatus.UNAVAILABLE) this.conn.failover(this.streamEndpoint);
     if (this.subs.size === 0) return; // reopened by the next watch
     const fields = {
       err: st ? st.details : String(err ?? 'stream ended'),

@@ -64,6 +64,8 @@ interface Stream {
   sendWindow: number;
   /** Body bytes not yet sent for want of window; null once all are out. */
   pending: Buffer | null;
+  /** END_STREAM goes with the last pending byte. */
+  pendingEnd: boolean;
   /** Received bytes not yet given back with a WINDOW_UPDATE. */
   unacked: number;
 }
@@ -128,30 +130,53 @@ export class H2Session {
     this.write(windowUpdate(0, SESSION_WINDOW - DEFAULT_WINDOW));
   }
 
-  /** Opens a stream: `headerBlock` from encodeHeaders(), then `body` with END_STREAM. */
-  request(headerBlock: Buffer, body: Buffer, handler: StreamHandler): number {
+  /**
+   * Opens a stream: `headerBlock` from encodeHeaders(), then `body`, ending this side of the
+   * stream unless `open` (then send() carries more).
+   */
+  request(headerBlock: Buffer, body: Buffer, handler: StreamHandler, open = false): number {
     if (this.closing) throw new StreamAborted('the connection takes no new streams', true);
     const id = this.nextId;
     this.nextId += 2;
-    const s: Stream = { id, handler, sendWindow: this.peerInitialWindow, pending: null, unacked: 0 };
+    const s: Stream = {
+      id,
+      handler,
+      sendWindow: this.peerInitialWindow,
+      pending: null,
+      pendingEnd: false,
+      unacked: 0,
+    };
     this.streams.set(id, s);
     // The header block and as much of the body as the windows take go out as one buffer.
     const n = Math.min(body.length, this.peerMaxFrame, s.sendWindow, this.sendWindow);
     const all = n === body.length;
-    const b = Buffer.allocUnsafe(2 * HEADER_SIZE + headerBlock.length + n);
+    const withData = n > 0 || !open;
+    const b = Buffer.allocUnsafe((withData ? 2 * HEADER_SIZE : HEADER_SIZE) + headerBlock.length + n);
     writeHeader(b, 0, headerBlock.length, FrameType.HEADERS, Flag.END_HEADERS, id);
     headerBlock.copy(b, HEADER_SIZE);
-    const at = HEADER_SIZE + headerBlock.length;
-    writeHeader(b, at, n, FrameType.DATA, all ? Flag.END_STREAM : 0, id);
-    body.copy(b, at + HEADER_SIZE, 0, n);
+    if (withData) {
+      const at = HEADER_SIZE + headerBlock.length;
+      writeHeader(b, at, n, FrameType.DATA, all && !open ? Flag.END_STREAM : 0, id);
+      body.copy(b, at + HEADER_SIZE, 0, n);
+    }
     this.write(b);
     s.sendWindow -= n;
     this.sendWindow -= n;
-    if (!all) {
-      s.pending = body.subarray(n);
-      this.sendPending();
-    }
+    if (!all) this.queue(s, body.subarray(n), !open);
     return id;
+  }
+
+  /** More of an open stream's body; `end` ends this side of it. */
+  send(id: number, data: Buffer, end = false): void {
+    const s = this.streams.get(id);
+    if (!s || this.destroyed) return;
+    this.queue(s, data, end);
+  }
+
+  private queue(s: Stream, data: Buffer, end: boolean): void {
+    s.pending = s.pending ? Buffer.concat([s.pending, data]) : data;
+    s.pendingEnd = end;
+    this.sendPending();
   }
 
   /** Ends a stream from this side (RST_STREAM CANCEL); its handler hears nothing more. */
@@ -226,11 +251,11 @@ export class H2Session {
   /** Sends what the windows now allow of each stream's pending body. */
   private sendPending(): void {
     for (const s of this.streams.values()) {
-      while (s.pending && this.sendWindow > 0 && s.sendWindow > 0) {
+      while (s.pending && (s.pending.length === 0 || (this.sendWindow > 0 && s.sendWindow > 0))) {
         const n = Math.min(s.pending.length, this.peerMaxFrame, s.sendWindow, this.sendWindow);
         const last = n === s.pending.length;
         const b = Buffer.allocUnsafe(HEADER_SIZE + n);
-        writeHeader(b, 0, n, FrameType.DATA, last ? Flag.END_STREAM : 0, s.id);
+        writeHeader(b, 0, n, FrameType.DATA, last && s.pendingEnd ? Flag.END_STREAM : 0, s.id);
         s.pending.copy(b, HEADER_SIZE, 0, n);
         this.write(b);
         s.sendWindow -= n;

@@ -1,12 +1,11 @@
-// Unary gRPC calls over tkube's HTTP/2 client against a real etcd, and the failures a
-// caller must be able to tell apart (never connected, deadline, etcd's errors).
+// gRPC over tkube's HTTP/2 client against a real etcd: unary calls and the failures a
+// caller must be able to tell apart (never connected, deadline, etcd's errors), and a Watch stream.
 import assert from 'node:assert/strict';
 import { connect, createServer, type Server, type Socket } from 'node:net';
-import { status } from '@grpc/grpc-js';
 import { type EtcdServer, etcdAvailable, startEtcd } from './etcd-server';
-import { METHOD, prefixEnd, putFields, rangeFields } from './proto';
-import { decodePut, decodeRange } from './responses';
-import { GrpcCallError, UnaryClient } from './unary';
+import { METHOD, prefixEnd, putFields, rangeFields, watchCreate } from './proto';
+import { decodePut, decodeRange, decodeWatch, type WatchResp } from './responses';
+import { GrpcCallError, GrpcClient, GrpcStatus } from './grpc-client';
 import { encode } from './wire';
 
 const failure = async (p: Promise<unknown>): Promise<GrpcCallError> => {
@@ -19,7 +18,7 @@ const failure = async (p: Promise<unknown>): Promise<GrpcCallError> => {
   assert.fail('the call succeeded');
 };
 
-describe('etcd3 unary calls over its own HTTP/2 client', function () {
+describe('etcd3 gRPC over its own HTTP/2 client', function () {
   this.timeout(60_000);
 
   it('says a call never reached a server when nothing listens', async () => {
@@ -27,9 +26,9 @@ describe('etcd3 unary calls over its own HTTP/2 client', function () {
     await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
     const port = (probe.address() as { port: number }).port;
     await new Promise((r) => probe.close(r));
-    const c = new UnaryClient(`http://127.0.0.1:${port}`, null);
+    const c = new GrpcClient(`http://127.0.0.1:${port}`, null);
     const err = await failure(c.call(METHOD.range, encode(rangeFields({ key: 'a' })), decodeRange, 5_000));
-    assert.equal(err.code, status.UNAVAILABLE);
+    assert.equal(err.code, GrpcStatus.UNAVAILABLE);
     assert.match(err.details, /^No connection established/);
     c.close();
   });
@@ -38,9 +37,9 @@ describe('etcd3 unary calls over its own HTTP/2 client', function () {
     const sockets: Socket[] = [];
     const mute: Server = createServer((s) => sockets.push(s));
     await new Promise<void>((r) => mute.listen(0, '127.0.0.1', r));
-    const c = new UnaryClient(`http://127.0.0.1:${(mute.address() as { port: number }).port}`, null);
+    const c = new GrpcClient(`http://127.0.0.1:${(mute.address() as { port: number }).port}`, null);
     const err = await failure(c.call(METHOD.range, encode(rangeFields({ key: 'a' })), decodeRange, 200));
-    assert.equal(err.code, status.DEADLINE_EXCEEDED);
+    assert.equal(err.code, GrpcStatus.DEADLINE_EXCEEDED);
     c.close();
     for (const s of sockets) s.destroy();
     await new Promise((r) => mute.close(r));
@@ -48,11 +47,11 @@ describe('etcd3 unary calls over its own HTTP/2 client', function () {
 
   describe('against etcd', () => {
     let etcd: EtcdServer | undefined;
-    let c: UnaryClient;
+    let c: GrpcClient;
     before(async function () {
       if (!etcdAvailable()) this.skip();
       etcd = await startEtcd();
-      c = new UnaryClient(etcd.endpoint, null);
+      c = new GrpcClient(etcd.endpoint, null);
     });
     after(async () => {
       c?.close();
@@ -77,7 +76,7 @@ describe('etcd3 unary calls over its own HTTP/2 client', function () {
           5_000,
         ),
       );
-      assert.equal(err.code, status.OUT_OF_RANGE);
+      assert.equal(err.code, GrpcStatus.OUT_OF_RANGE);
       assert.match(err.details, /required revision is a future revision/);
     });
 
@@ -100,10 +99,7 @@ describe('etcd3 unary calls over its own HTTP/2 client', function () {
         upstream.on('error', end);
       });
       await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
-      const viaRelay = new UnaryClient(
-        `http://127.0.0.1:${(relay.address() as { port: number }).port}`,
-        null,
-      );
+      const viaRelay = new GrpcClient(`http://127.0.0.1:${(relay.address() as { port: number }).port}`, null);
       const read = (ms: number) =>
         viaRelay.call(METHOD.range, encode(rangeFields({ key: '/u/a' })), decodeRange, ms);
       try {
@@ -120,7 +116,7 @@ describe('etcd3 unary calls over its own HTTP/2 client', function () {
           upstream.destroy();
           client.pause(); // neither answer nor close: silence
         }
-        assert.equal((await failure(read(300))).code, status.DEADLINE_EXCEEDED);
+        assert.equal((await failure(read(300))).code, GrpcStatus.DEADLINE_EXCEEDED);
         // The deadline pinged the connection; unanswered, it is dropped and the next call reconnects.
         let ok = false;
         for (let i = 0; i < 30 && !ok; i++) {
@@ -159,6 +155,54 @@ describe('etcd3 unary calls over its own HTTP/2 client', function () {
         ),
       );
       assert.ok(reads.every((r) => r.kvs[0].value.toString() === 'v'));
+    });
+
+    it('streams: watch events arrive as messages of their own, and a cancel ends the stream', async () => {
+      const w = c.stream(METHOD.watch, [['hasleader', 'true']]);
+      const got: WatchResp[] = [];
+      const sizes: boolean[] = [];
+      let waiter: (() => void) | null = null;
+      w.on('data', (m: Buffer) => {
+        sizes.push(m.buffer.byteLength === m.length);
+        got.push(decodeWatch(m));
+        waiter?.();
+      });
+      const until = async (n: number) => {
+        while (got.length < n) await new Promise<void>((r) => (waiter = r));
+      };
+      w.write(
+        watchCreate({
+          key: '/s/',
+          rangeEnd: prefixEnd('/s/'),
+          startRevision: 0,
+          watchId: 7,
+          prevKv: false,
+          fragment: true,
+          progressNotify: false,
+        }),
+      );
+      await until(1);
+      assert.equal(got[0].created, true);
+      const big = Buffer.alloc(100_000, 'w'); // several DATA frames
+      for (const v of [Buffer.from('one'), big])
+        await c.call(METHOD.put, encode(putFields({ key: '/s/k', value: v })), decodePut, 5_000);
+      await until(3);
+      const values = got.slice(1).flatMap((r) => r.events.map((e) => e.kv!.value));
+      assert.deepEqual(values, [Buffer.from('one'), big]);
+      assert.ok(got.every((r) => r.watchId === 7));
+      assert.ok(sizes.every(Boolean), 'each message owns its buffer');
+      const ended = new Promise<unknown>((resolve) => {
+        w.on('error', resolve);
+        w.on('end', () => resolve('end'));
+      });
+      w.cancel();
+      const err = await ended;
+      assert.ok(err instanceof GrpcCallError && err.code === GrpcStatus.CANCELLED, String(err));
+      // The connection carries on for calls.
+      assert.equal(
+        (await c.call(METHOD.range, encode(rangeFields({ key: '/s/k' })), decodeRange, 5_000)).count,
+        1,
+      );
     });
   });
 });

@@ -1,0 +1,350 @@
+// gRPC to one etcd endpoint over tkube's own HTTP/2 connection (h2/session.ts):
+// unary calls, and bidi streams (Watch). A unary call is one HTTP/2 request (a
+// length-prefixed message) answered by one length-prefixed message and a
+// grpc-status trailer; a stream carries such messages both ways. grpc-js wraps
+// each call in interceptors, resolving and load-balancing call layers, Metadata
+// copies and a captured stack, and node:http2 in a Duplex stream per request:
+// each cost more CPU than etcd spends on the request (bench ceilings: bare
+// grpc-js Put).
+//
+// Failures are shaped like grpc-js's ({ code, details }), so grpcStatus() and
+// the error mapping read them the same way; a call that never reached a
+// connected server says "No connection established", which lets a write retry
+// on another endpoint.
+import { EventEmitter } from 'node:events';
+import { encodeHeaders, type HeaderFields } from './h2/hpack';
+import { H2Session, type StreamAborted, type StreamHandler } from './h2/session';
+
+/** gRPC status codes (grpc/grpc doc/statuscodes.md). */
+export enum GrpcStatus {
+  OK = 0,
+  CANCELLED = 1,
+  UNKNOWN = 2,
+  INVALID_ARGUMENT = 3,
+  DEADLINE_EXCEEDED = 4,
+  NOT_FOUND = 5,
+  ALREADY_EXISTS = 6,
+  PERMISSION_DENIED = 7,
+  RESOURCE_EXHAUSTED = 8,
+  FAILED_PRECONDITION = 9,
+  ABORTED = 10,
+  OUT_OF_RANGE = 11,
+  UNIMPLEMENTED = 12,
+  INTERNAL = 13,
+  UNAVAILABLE = 14,
+  DATA_LOSS = 15,
+  UNAUTHENTICATED = 16,
+}
+
+/** The TLS material of an https:// endpoint, already read. */
+export interface GrpcTls {
+  ca?: Buffer;
+  cert?: Buffer;
+  key?: Buffer;
+}
+
+export class GrpcCallError extends Error {
+  constructor(
+    readonly code: GrpcStatus,
+    readonly details: string,
+  ) {
+    super(`${code} ${GrpcStatus[code] ?? ''}: ${details}`);
+  }
+}
+
+/**
+ * Like grpc-js's keepalive as tkube configured it: while calls or streams are open, a ping
+ * every 30 s, and a connection that does not answer one within 10 s is dropped, so calls
+ * fail over instead of waiting out their deadlines on a dead peer (and a quiet watch
+ * stream notices a dead etcd). A call that hits its deadline pings at once.
+ */
+const KEEPALIVE_MS = 30_000;
+const KEEPALIVE_TIMEOUT_MS = 10_000;
+
+/** Decodes a grpc-message trailer (percent-encoded UTF-8). */
+function grpcMessage(v: unknown): string {
+  const s = typeof v === 'string' ? v : '';
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
+
+/** grpc-timeout: at most 8 digits and a unit. */
+function grpcTimeout(ms: number): string {
+  const n = Math.max(1, Math.ceil(ms));
+  return n < 1e8 ? `${n}m` : `${Math.min(99_999_999, Math.ceil(n / 1000))}S`;
+}
+
+/** The status a header block carries: grpc-status, or a failure for an HTTP status other than 200. */
+function statusOf(h: HeaderFields): { code: GrpcStatus; details: string } | undefined {
+  const s = h['grpc-status'];
+  if (s !== undefined) return { code: Number(s), details: grpcMessage(h['grpc-message']) };
+  if (h[':status'] !== undefined && h[':status'] !== '200')
+    return { code: GrpcStatus.UNKNOWN, details: `etcd answered HTTP ${h[':status']}` };
+  return undefined;
+}
+
+/** A gRPC message with its 5-byte prefix (not compressed). */
+function framed(msg: Buffer): Buffer {
+  const b = Buffer.allocUnsafe(5 + msg.length);
+  b[0] = 0;
+  b.writeUInt32BE(msg.length, 1);
+  msg.copy(b, 5);
+  return b;
+}
+
+/**
+ * A bidi stream's side as the watcher uses it: write() messages; 'data' per message
+ * received (its own buffer), then 'end' on an OK status or 'error' with a GrpcCallError.
+ */
+export class GrpcStream extends EventEmitter {
+  private id = 0;
+  private done = false;
+  /** Received bytes not yet cut into messages. */
+  private buf: Buffer | null = null;
+
+  constructor(
+    private readonly session: H2Session,
+    headerBlock: Buffer,
+    private readonly onDone: () => void,
+  ) {
+    super();
+    const handler: StreamHandler = {
+      headers: (h, end) => {
+        const st = statusOf(h);
+        if (st && (end || st.code !== GrpcStatus.OK)) this.finish(st.code, st.details);
+        else if (end) this.finish(GrpcStatus.UNAVAILABLE, 'stream closed without a status');
+      },
+      data: (d, end) => {
+        this.take(d);
+        if (end) this.finish(GrpcStatus.UNAVAILABLE, 'stream closed without a status');
+      },
+      aborted: (err: StreamAborted) => this.finish(GrpcStatus.UNAVAILABLE, err.message),
+    };
+    // 'end' and 'error' come on a later tick: the caller's listeners are in place by then.
+    this.id = session.request(headerBlock, Buffer.alloc(0), handler, true);
+  }
+
+  write(msg: Buffer): void {
+    if (!this.done) this.session.send(this.id, framed(msg));
+  }
+
+  /** Ends the stream from this side; 'error' follows with CANCELLED, as grpc-js does. */
+  cancel(): void {
+    if (this.done) return;
+    this.session.cancel(this.id);
+    this.finish(GrpcStatus.CANCELLED, 'Cancelled on client');
+  }
+
+  private take(d: Buffer): void {
+    let b = this.buf ? Buffer.concat([this.buf, d]) : d;
+    this.buf = null;
+    while (b.length >= 5) {
+      if (b[0] !== 0) {
+        this.session.cancel(this.id);
+        this.finish(GrpcStatus.INTERNAL, 'compressed message on a stream that asked for none');
+        return;
+      }
+      const len = b.readUInt32BE(1);
+      if (b.length < 5 + len) break;
+      // Each message in a buffer of its own: values decoded from it are views that the watch
+      // cache keeps, and must not hold the socket's whole read buffer alive.
+      const msg = Buffer.allocUnsafeSlow(len);
+      b.copy(msg, 0, 5, 5 + len);
+      b = b.subarray(5 + len);
+      this.emit('data', msg);
+      if (this.done) return;
+    }
+    if (b.length > 0) this.buf = Buffer.from(b);
+  }
+
+  private finish(code: GrpcStatus, details: string): void {
+    if (this.done) return;
+    this.done = true;
+    this.onDone();
+    process.nextTick(() => {
+      if (code === GrpcStatus.OK) this.emit('end');
+      else this.emit('error', new GrpcCallError(code, details));
+    });
+  }
+}
+
+export class GrpcClient {
+  private session: H2Session | null = null;
+  private closed = false;
+  /** Calls and streams open (on any session). */
+  private active = 0;
+  private readonly pinging = new WeakSet<H2Session>();
+  /** The header block of each method, but for grpc-timeout. */
+  private readonly blocks = new Map<string, Buffer>();
+  private readonly scheme: string;
+  private readonly authority: string;
+
+  /**
+   * url: http://host:port, https://host:port or unix:path (as parseEndpoint
+   * accepts them; a bare host:port is plain text).
+   */
+  constructor(
+    private readonly url: string,
+    private readonly tls: GrpcTls | null,
+  ) {
+    this.scheme = url.startsWith('https:') ? 'https' : 'http';
+    this.authority = url.startsWith('unix:')
+      ? 'localhost'
+      : url.replace(/^[a-z]+:\/\//i, '').replace(/\/.*$/, '');
+  }
+
+  private open(): H2Session {
+    if (this.session?.accepting) return this.session;
+    const session = new H2Session({ url: this.url, tls: this.url.startsWith('https:') ? this.tls : null });
+    this.session = session;
+    const keepalive = setInterval(() => {
+      if (this.active > 0) this.ping(session);
+    }, KEEPALIVE_MS);
+    keepalive.unref();
+    session.onClose = () => {
+      clearInterval(keepalive);
+      if (this.session === session) this.session = null;
+    };
+    return session;
+  }
+
+  /** Drops the session unless the peer answers a ping in time. */
+  private ping(session: H2Session): void {
+    if (session.destroyed || this.pinging.has(session)) return;
+    this.pinging.add(session);
+    const timer = setTimeout(
+      () => session.destroy(new Error('etcd did not answer a keepalive ping')),
+      KEEPALIVE_TIMEOUT_MS,
+    );
+    timer.unref();
+    session.ping(() => {
+      clearTimeout(timer);
+      this.pinging.delete(session);
+    });
+  }
+
+  private headerBlock(method: string, extra: readonly (readonly [string, string])[]): Buffer {
+    let fixed = this.blocks.get(method);
+    if (!fixed) {
+      fixed = encodeHeaders([
+        [':method', 'POST'],
+        [':scheme', this.scheme],
+        [':path', method],
+        [':authority', this.authority],
+        ['content-type', 'application/grpc'],
+        ['te', 'trailers'],
+      ]);
+      this.blocks.set(method, fixed);
+    }
+    return extra.length ? Buffer.concat([fixed, encodeHeaders(extra)]) : fixed;
+  }
+
+  /**
+   * Opens a bidi stream with extra request metadata (e.g. etcd's hasleader). Throws a
+   * GrpcCallError when the client is closed.
+   */
+  stream(method: string, metadata: readonly (readonly [string, string])[] = []): GrpcStream {
+    if (this.closed) throw new GrpcCallError(GrpcStatus.CANCELLED, 'Channel has been shut down');
+    const session = this.open();
+    this.active++;
+    return new GrpcStream(session, this.headerBlock(method, metadata), () => this.active--);
+  }
+
+  /** One call; rejects with a GrpcCallError (or the message decoder's error). */
+  call<T>(method: string, req: Buffer, decode: (b: Buffer) => T, timeoutMs: number): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      if (this.closed) {
+        reject(new GrpcCallError(GrpcStatus.CANCELLED, 'Channel has been shut down'));
+        return;
+      }
+      let code: number | undefined;
+      let details = '';
+      const chunks: Buffer[] = [];
+      let size = 0;
+      let settled = false;
+      const finish = (err: Error | null, value?: T) => {
+        if (settled) return;
+        settled = true;
+        this.active--;
+        clearTimeout(timer);
+        if (err) reject(err);
+        else resolve(value as T);
+      };
+      const complete = () => {
+        if (code === undefined) {
+          finish(new GrpcCallError(GrpcStatus.UNAVAILABLE, 'stream closed without a status'));
+          return;
+        }
+        if (code !== GrpcStatus.OK) {
+          finish(new GrpcCallError(code, details));
+          return;
+        }
+        const body = Buffer.concat(chunks, size);
+        if (body.length < 5 || body[0] !== 0) {
+          finish(new GrpcCallError(GrpcStatus.INTERNAL, 'malformed or compressed response message'));
+          return;
+        }
+        const len = body.readUInt32BE(1);
+        if (body.length < 5 + len) {
+          finish(new GrpcCallError(GrpcStatus.INTERNAL, 'truncated response message'));
+          return;
+        }
+        let value: T;
+        try {
+          value = decode(body.subarray(5, 5 + len));
+        } catch (err) {
+          finish(err as Error);
+          return;
+        }
+        finish(null, value);
+      };
+      const handler = {
+        headers: (h: HeaderFields, end: boolean) => {
+          const st = statusOf(h);
+          if (st) ({ code, details } = st);
+          if (end) complete();
+        },
+        data: (d: Buffer, end: boolean) => {
+          if (d.length) {
+            chunks.push(d);
+            size += d.length;
+          }
+          if (end) complete();
+        },
+        aborted: (err: StreamAborted) => finish(new GrpcCallError(GrpcStatus.UNAVAILABLE, err.message)),
+      };
+      let session: H2Session;
+      let id: number;
+      try {
+        session = this.open();
+        id = session.request(
+          this.headerBlock(method, [['grpc-timeout', grpcTimeout(timeoutMs)]]),
+          framed(req),
+          handler,
+        );
+      } catch (err) {
+        this.session = null;
+        reject(
+          new GrpcCallError(GrpcStatus.UNAVAILABLE, `No connection established: ${(err as Error).message}`),
+        );
+        return;
+      }
+      this.active++;
+      const timer = setTimeout(() => {
+        session.cancel(id);
+        finish(new GrpcCallError(GrpcStatus.DEADLINE_EXCEEDED, 'Deadline exceeded'));
+        this.ping(session);
+      }, timeoutMs);
+    });
+  }
+
+  close(): void {
+    this.closed = true;
+    const s = this.session;
+    this.session = null;
+    s?.destroy(new Error('client closed'));
+  }
+}
