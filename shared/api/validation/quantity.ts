@@ -5,11 +5,11 @@
 export type QuantityFormat = 'DecimalSI' | 'BinarySI' | 'DecimalExponent';
 
 export interface Quantity {
-  mant: bigint;
-  exp: number;
-  format: QuantityFormat;
+  readonly mant: bigint;
+  readonly exp: number;
+  readonly format: QuantityFormat;
   /** The input kept verbatim when it was already canonical, as Kubernetes does. */
-  cached?: string;
+  readonly cached?: string;
 }
 
 export const QUANTITY_FORMAT_ERROR =
@@ -66,8 +66,25 @@ function split(str: string) {
   return { positive, num, denom, suffix: str.slice(suffixStart), value };
 }
 
+/**
+ * Quantities already parsed, by spelling: objects repeat a few ("100m", "128Mi") and each write
+ * parses each several times (decode, defaults, validation). Quantity values are never mutated.
+ */
+const parsed = new Map<string, Quantity>();
+const PARSED_MAX = 4096;
+
 /** Parses like resource.ParseQuantity. Throws Error with Kubernetes' message. */
 export function parseQuantity(str: string): Quantity {
+  let q = parsed.get(str);
+  if (q === undefined) {
+    q = parseUncached(str);
+    if (parsed.size >= PARSED_MAX) parsed.clear();
+    parsed.set(str, q);
+  }
+  return q;
+}
+
+function parseUncached(str: string): Quantity {
   if (str.length === 0) throw new Error(QUANTITY_FORMAT_ERROR);
   if (str === '0') return { mant: 0n, exp: 0, format: 'DecimalSI', cached: '0' };
   const { positive, num, denom, suffix, value } = split(str);
