@@ -102,8 +102,9 @@ function framed(msg: Buffer): Buffer {
 export class GrpcStream extends EventEmitter {
   private id = 0;
   private done = false;
-  /** Received bytes not yet cut into messages. */
-  private buf: Buffer | null = null;
+  /** Received bytes not yet cut into messages (views of DATA payloads), and their total. */
+  private parts: Buffer[] = [];
+  private have = 0;
 
   constructor(
     private readonly session: H2Session,
@@ -139,25 +140,39 @@ export class GrpcStream extends EventEmitter {
   }
 
   private take(d: Buffer): void {
-    let b = this.buf ? Buffer.concat([this.buf, d]) : d;
-    this.buf = null;
-    while (b.length >= 5) {
-      if (b[0] !== 0) {
+    this.parts.push(d);
+    this.have += d.length;
+    while (this.have >= 5) {
+      if (this.parts[0].length < 5) this.parts = [Buffer.concat(this.parts, this.have)];
+      const head = this.parts[0];
+      if (head[0] !== 0) {
         this.session.cancel(this.id);
         this.finish(GrpcStatus.INTERNAL, 'compressed message on a stream that asked for none');
         return;
       }
-      const len = b.readUInt32BE(1);
-      if (b.length < 5 + len) break;
-      // Each message in a buffer of its own: values decoded from it are views that the watch
-      // cache keeps, and must not hold the socket's whole read buffer alive.
+      const len = head.readUInt32BE(1);
+      if (this.have < 5 + len) return;
+      // Each message in a buffer of its own, copied once however many frames it came in: values
+      // decoded from it are views that the watch cache keeps, and must not pin read buffers.
       const msg = Buffer.allocUnsafeSlow(len);
-      b.copy(msg, 0, 5, 5 + len);
-      b = b.subarray(5 + len);
+      this.consume(5);
+      this.consume(len, msg);
       this.emit('data', msg);
       if (this.done) return;
     }
-    if (b.length > 0) this.buf = Buffer.from(b);
+  }
+
+  /** Takes n received bytes off the front, into `into` when given. */
+  private consume(n: number, into?: Buffer): void {
+    this.have -= n;
+    for (let at = 0; at < n;) {
+      const p = this.parts[0];
+      const k = Math.min(p.length, n - at);
+      if (into) p.copy(into, at, 0, k);
+      at += k;
+      if (k === p.length) this.parts.shift();
+      else this.parts[0] = p.subarray(k);
+    }
   }
 
   private finish(code: GrpcStatus, details: string): void {
