@@ -114,6 +114,17 @@ describe('quantity', () => {
     assert.equal(formatQuantity(roundUpQuantity(parseQuantity('1500u'), -3)), '2m');
     assert.equal(formatQuantity(roundUpQuantity(parseQuantity('250m'), -3)), '250m');
   });
+
+  it('parses each spelling once, and stays right past the remembered ones', () => {
+    const q = parseQuantity('0.5Gi');
+    assert.equal(parseQuantity('0.5Gi'), q, 'a second parse of the same spelling is the remembered value');
+    // More spellings than are remembered: the memory starts over, the answers stay the same.
+    for (let i = 0; i < 5000; i++) assert.equal(canon(`${2 * i + 1}m`), `${2 * i + 1}m`);
+    assert.notEqual(parseQuantity('0.5Gi'), q);
+    assert.deepEqual(parseQuantity('0.5Gi'), q);
+    assert.equal(formatQuantity(q), '512Mi');
+    assert.throws(() => parseQuantity('abc'), /quantities must match/, 'a bad spelling throws every time');
+  });
 });
 
 describe('Go times', () => {
