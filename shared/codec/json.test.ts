@@ -22,6 +22,23 @@ describe('codec/json', () => {
     ]);
   });
 
+  it('tells texts with and without repeated keys apart when keys and strings hold quotes, colons and backslashes', () => {
+    const tricky = {
+      'a\\': 'x":y',
+      b: '":"',
+      'c"': { d: 'e\\":f', '\\\\': '\\' },
+      e: ['":', { '"f"': 1, g: '\\\\":' }],
+    };
+    for (const indent of [undefined, 1]) {
+      const text = JSON.stringify(tricky, null, indent);
+      assert.deepEqual(parseJSON(text, { detectDuplicates: true }).duplicates, [], text);
+      const twice = `${text.slice(0, -1)}, "b" :"again", "e":[]}`;
+      assert.deepEqual(parseJSON(twice, { detectDuplicates: true }).duplicates, ['b', 'e'], twice);
+      const inner = text.replace('"d":', '"d":1,"d":');
+      assert.deepEqual(parseJSON(inner, { detectDuplicates: true }).duplicates, ['c".d'], inner);
+    }
+  });
+
   it('reports a repeated duplicate once and ignores repeats across objects', () => {
     assert.deepEqual(findDuplicateKeys('{"a":1,"a":2,"a":3}'), ['a']);
     assert.deepEqual(findDuplicateKeys('[{"a":1},{"a":2}]'), []);

@@ -28,12 +28,11 @@ export function parseJSON(buf: Buffer | string, opts: ParseJSONOptions = {}): Pa
   } catch {
     throw flowDepth(text) > MAX_YAML_DEPTH ? tooDeep(text, opts.kind) : malformedJSON(text, opts.kind);
   }
-  // One scan of the text finds both the duplicates and the depth when duplicates are asked for.
-  const duplicates = opts.detectDuplicates
-    ? findDuplicateKeys(text)
-    : flowDepth(text) > MAX_YAML_DEPTH
-      ? null
-      : [];
+  // The parsed value tells the depth, and its key count against the text's says whether any
+  // key was repeated (JSON.parse keeps the last); only then is the text scanned for where.
+  const keys = countKeys(value);
+  if (keys < 0) throw tooDeep(text, opts.kind);
+  const duplicates = !opts.detectDuplicates || keys === keysInText(text) ? [] : findDuplicateKeys(text);
   if (duplicates === null) throw tooDeep(text, opts.kind);
   return { value, duplicates };
 }
@@ -74,6 +73,47 @@ export function summarizeData(body: string | Buffer, max: number): string {
 }
 
 // --- duplicate keys ----------------------------------------------------------
+
+/** The keys of every object in a parsed value; -1 when it nests deeper than MAX_YAML_DEPTH. */
+function countKeys(value: unknown): number {
+  if (value === null || typeof value !== 'object') return 0;
+  let n = 0;
+  // Iterative: JSON.parse accepts any depth, and the walk must not overflow the stack on one.
+  const stack: object[] = [value];
+  const depths: number[] = [1];
+  while (stack.length > 0) {
+    const v = stack.pop()!;
+    const d = depths.pop()!;
+    if (d > MAX_YAML_DEPTH) return -1;
+    if (Array.isArray(v)) {
+      for (const x of v)
+        if (x !== null && typeof x === 'object') {
+          stack.push(x);
+          depths.push(d + 1);
+        }
+    } else
+      for (const k in v) {
+        n++;
+        const x = (v as Record<string, unknown>)[k];
+        if (x !== null && typeof x === 'object') {
+          stack.push(x);
+          depths.push(d + 1);
+        }
+      }
+  }
+  return n;
+}
+
+/** A closing quote (not escaped: an even run of backslashes before it) followed by a colon ends a key. */
+const KEY_END = /(\\*)"[ \t\r\n]*:/g;
+
+/** The keys in valid JSON text, duplicates included: only keys are followed by a colon. */
+function keysInText(text: string): number {
+  let n = 0;
+  KEY_END.lastIndex = 0;
+  for (let m = KEY_END.exec(text); m; m = KEY_END.exec(text)) if ((m[1].length & 1) === 0) n++;
+  return n;
+}
 
 /**
  * Paths of the keys that occur twice in one object, in document order, of valid JSON
