@@ -14,7 +14,22 @@ export type PathElement =
 
 export type Path = readonly PathElement[];
 
-export const fieldPE = (name: string): PathElement => ({ t: 'f', key: 'f:' + name, name });
+/**
+ * Field elements by name: objects of one kind repeat their field names, and a shared element's
+ * key is a string already hashed, which the field sets' maps look up over and over.
+ */
+const fieldPEs = new Map<string, PathElement>();
+const FIELD_PES_MAX = 16_384;
+
+export function fieldPE(name: string): PathElement {
+  let pe = fieldPEs.get(name);
+  if (pe === undefined) {
+    pe = { t: 'f', key: 'f:' + name, name };
+    if (fieldPEs.size >= FIELD_PES_MAX) fieldPEs.clear();
+    fieldPEs.set(name, pe);
+  }
+  return pe;
+}
 
 export function keyPE(fields: (readonly [string, unknown])[]): PathElement {
   const sorted = fields.length < 2 ? fields : [...fields].sort((a, b) => goStringCompare(a[0], b[0]));
