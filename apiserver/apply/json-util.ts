@@ -1,5 +1,7 @@
 // Small helpers over plain JSON values, shared by the patchers and the field manager.
 
+import { goJSONText } from '../../shared/codec/go-json';
+
 export type JSONValue = null | boolean | number | string | JSONValue[] | JSONObject;
 export interface JSONObject {
   [key: string]: JSONValue;
@@ -8,16 +10,10 @@ export interface JSONObject {
 export const isObject = (v: unknown): v is JSONObject =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
-const HTML_UNSAFE = /[<>&\u2028\u2029]/;
-const escapeHTML = (s: string) =>
-  HTML_UNSAFE.test(s)
-    ? s.replace(/[<>&\u2028\u2029]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'))
-    : s;
-
 /** JSON text as Go's encoding/json writes it: <, >, & and U+2028/2029 escaped. */
 export function goJSON(v: unknown): string {
   if (typeof v === 'number' || typeof v === 'boolean') return JSON.stringify(v);
-  return escapeHTML(JSON.stringify(v));
+  return goJSONText(v);
 }
 
 /** JSON with object keys sorted, as Go encodes a map[string]interface{}. */

@@ -233,5 +233,17 @@ describe("codec/go-json: built-in objects as Go's encoding/json writes them", ()
     assert.equal(text, '{"a":"\\u003cb\\u003e\\u0026c\\u2028\\u2029","k\\u003c":1}');
     assert.deepEqual(JSON.parse(text), v);
     assert.equal(goJSONText({ plain: 'x' }), '{"plain":"x"}');
+    // Each character alone is found, in one-byte and two-byte strings.
+    for (const [c, esc] of [
+      ['<', '\\u003c'],
+      ['>', '\\u003e'],
+      ['&', '\\u0026'],
+      ['\u2028', '\\u2028'],
+      ['\u2029', '\\u2029'],
+    ]) {
+      assert.equal(goJSONText(`a${c}b`), `"a${esc}b"`);
+      assert.equal(goJSONText(`é${c}€`), `"é${esc}€"`);
+    }
+    assert.equal(goJSONText(undefined), undefined);
   });
 });
