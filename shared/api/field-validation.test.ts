@@ -323,6 +323,34 @@ describe('decodeBody: type mismatches are 400 decoding errors with Go wording', 
 });
 
 describe('decodeBody: what Kubernetes stores', () => {
+  it('writes one spelling back as Time or MicroTime by field, every time, and drops the zero time', () => {
+    const t = '2024-05-01T12:00:00.123456+02:00';
+    for (let round = 0; round < 2; round++) {
+      const body = JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Event',
+        metadata: { name: 'e', namespace: 'd', creationTimestamp: '0001-01-01T00:00:00Z' },
+        involvedObject: { kind: 'Pod', name: 'p' },
+        firstTimestamp: t,
+        eventTime: t,
+      });
+      const gvk = { group: '', version: 'v1', kind: 'Event' };
+      const { object } = decodeBody(body, { format: 'json', fieldValidation: 'Strict', gvk });
+      assert.equal(object.firstTimestamp, '2024-05-01T10:00:00Z');
+      assert.equal(object.eventTime, '2024-05-01T10:00:00.123456Z');
+      assert.equal('creationTimestamp' in (object.metadata as object), false);
+      assert.throws(
+        () =>
+          decodeBody(body.replace(`"eventTime":"${t}"`, '"eventTime":"2024-05-01T10:00:00Z"'), {
+            format: 'json',
+            fieldValidation: 'Strict',
+            gvk,
+          }),
+        /cannot parse "Z" as ".000000"/,
+      );
+    }
+  });
+
   it('drops nulls, canonicalizes quantities and times, zeroes null map values', () => {
     const body = JSON.stringify({
       apiVersion: 'v1',

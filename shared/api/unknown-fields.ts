@@ -129,6 +129,21 @@ export interface FieldCheckResult {
 class DecodeAbort extends Error {}
 const MAX_STRICT = 100;
 
+/** Times as Go stores them, by spelling and kind: an object's times repeat (a pod's conditions). */
+const times = [new Map<string, string | undefined>(), new Map<string, string | undefined>()];
+const TIMES_MAX = 1024;
+
+/** A Time or MicroTime in the form Go writes it back; undefined for the zero time (dropped). Throws Go's parse error. */
+function normalizedTime(v: string, micro: boolean): string | undefined {
+  const memo = times[micro ? 1 : 0];
+  if (memo.has(v)) return memo.get(v);
+  const t = parseGoTime(v, micro);
+  const out = isZeroGoTime(t) ? undefined : formatGoTime(t, micro);
+  if (memo.size >= TIMES_MAX) memo.clear();
+  memo.set(v, out);
+  return out;
+}
+
 /**
  * Walks `obj` (mutating it into the form Kubernetes would store) against the
  * definition's schema. Cheap enough for every write: one pass, no allocation
@@ -207,8 +222,7 @@ export function checkFields(
       case 'microtime': {
         if (typeof v !== 'string') nested(v, 'string');
         try {
-          const t = parseGoTime(v as string, d.kind === 'microtime');
-          return isZeroGoTime(t) ? undefined : formatGoTime(t, d.kind === 'microtime');
+          return normalizedTime(v as string, d.kind === 'microtime');
         } catch (e) {
           throw new DecodeAbort((e as Error).message);
         }
@@ -269,7 +283,7 @@ export function checkFields(
           stack.push(k);
           structName = name;
           const out = walk(val, f, p);
-          stack.length = depth;
+          while (stack.length > depth) stack.pop();
           structName = outer;
           if (out === undefined) delete o[k];
           else o[k] = out;
