@@ -4,6 +4,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseLabelSelector, SelectorParseError } from '../shared/api/labels';
 import { StatusError, type StatusDetails, type StatusReason } from '../shared/api/status';
+import { rfc3339 } from '../shared/api/validation/gotime';
 import { cpuQuantity, goDuration, memoryQuantity, type Usage } from './points';
 
 export const GROUP = 'metrics.k8s.io';
@@ -85,17 +86,15 @@ function metadata(name: string, namespace: string | undefined, labels: Record<st
   return {
     name,
     ...(namespace !== undefined ? { namespace } : {}),
-    creationTimestamp: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+    creationTimestamp: rfc3339(new Date()),
     ...(labels && Object.keys(labels).length ? { labels } : {}),
   };
 }
 
-const rfc3339 = (ms: number) => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
-
 function nodeMetrics(n: NodeUsage) {
   return {
     metadata: metadata(n.name, undefined, n.labels),
-    timestamp: rfc3339(n.usage.time),
+    timestamp: rfc3339(new Date(n.usage.time)),
     window: goDuration(n.usage.windowMs),
     usage: { cpu: cpuQuantity(n.usage.nanoCores), memory: memoryQuantity(n.usage.memory) },
   };
@@ -106,7 +105,7 @@ function podMetrics(p: PodUsage) {
   const window = Math.max(...p.containers.map((c) => c.usage.windowMs));
   return {
     metadata: metadata(p.name, p.namespace, p.labels),
-    timestamp: rfc3339(newest),
+    timestamp: rfc3339(new Date(newest)),
     window: goDuration(window),
     containers: p.containers.map((c) => ({
       name: c.name,

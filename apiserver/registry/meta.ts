@@ -18,23 +18,7 @@ export function generateName(base: string): string {
 
 export const newUID = (): string => randomUUID();
 
-let lastSecond = NaN;
-let lastText = '';
-
-/** RFC 3339 with second precision, as metav1.Time serialises (each write stamps a few: made once a second). */
-export function rfc3339(d: Date): string {
-  const second = Math.floor(d.getTime() / 1000);
-  if (second !== lastSecond) {
-    lastText = d.toISOString().replace(/\.\d{3}Z$/, 'Z');
-    lastSecond = second;
-  }
-  return lastText;
-}
-
-/** RFC 3339 with microseconds, as metav1.MicroTime serialises. */
-export function rfc3339Micro(d: Date): string {
-  return d.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
-}
+export { rfc3339, rfc3339Micro } from '../../shared/api/validation/gotime';
 
 export function metaOf(obj: any): any {
   if (!obj.metadata || typeof obj.metadata !== 'object') obj.metadata = {};

@@ -4,6 +4,7 @@
 // and one Apply entry per (manager, subresource), cap Update entries at 10,
 // "before-first-apply" for objects that had no ownership yet, and the kubectl
 // client-side -> server-side apply hand-over.
+import { rfc3339 } from '../../../shared/api/validation/gotime';
 import { badRequest, invalid, StatusError } from '../../../shared/api/status';
 import { required } from '../../../shared/api/field-errors';
 import { parseAPIVersion } from '../../../shared/api/schema';
@@ -22,7 +23,6 @@ import {
   decodeManagedFields,
   emptyManaged,
   encodeManagedFields,
-  formatTime,
   isResetManagedFields,
   managerIdentifier,
   type Managed,
@@ -92,7 +92,7 @@ const CURRENT_OPERATION = 'current-operation';
 export const BEFORE_FIRST_APPLY = 'before-first-apply';
 
 const timeOf = (o: FieldManagerScope) =>
-  formatTime(typeof o.now === 'function' ? o.now() : (o.now ?? new Date()));
+  rfc3339(typeof o.now === 'function' ? o.now() : (o.now ?? new Date()));
 
 const models = new Map<string, TypeModel>();
 

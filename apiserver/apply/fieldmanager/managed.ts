@@ -132,9 +132,6 @@ export function encodeManagedFields(m: Managed): ManagedFieldsEntry[] | undefine
   );
 }
 
-/** RFC 3339 with seconds, UTC, as metav1.Time serialises. */
-export const formatTime = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
-
 /** Whether managedFields is the reset marker: a list holding one empty entry. */
 export function isResetManagedFields(v: unknown): boolean {
   if (!Array.isArray(v) || v.length !== 1) return false;

@@ -3,6 +3,7 @@
 // ResponseComplete (or Panic) at the end. Request and response bodies are
 // captured for the Request/RequestResponse levels by tapping the request's
 // 'data' events and wrapping res.write/end — the handlers are not involved.
+import { rfc3339Micro } from '../../../shared/api/validation/gotime';
 import { randomUUID } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import type { AuditHandle } from '../types';
@@ -48,11 +49,6 @@ export interface AuditEvent {
   requestReceivedTimestamp: string;
   stageTimestamp: string;
   annotations?: Record<string, string>;
-}
-
-/** metav1.MicroTime: RFC 3339 with microseconds. */
-export function microTime(d: Date): string {
-  return d.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 }
 
 function auditUser(u: UserInfo): AuditUser {
@@ -178,8 +174,8 @@ export class RequestAudit implements AuditHandle {
             },
           }
         : {}),
-      requestReceivedTimestamp: microTime(this.received),
-      stageTimestamp: microTime(this.received),
+      requestReceivedTimestamp: rfc3339Micro(this.received),
+      stageTimestamp: rfc3339Micro(this.received),
     };
     const method = req.method ?? 'GET';
     const hasBody = method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS';
@@ -231,7 +227,7 @@ export class RequestAudit implements AuditHandle {
   private emit(stage: Stage, code?: number): void {
     if (this.decision.omitStages.has(stage)) return;
     const now = new Date();
-    const ev: AuditEvent = { ...this.ev, stage, stageTimestamp: microTime(now) };
+    const ev: AuditEvent = { ...this.ev, stage, stageTimestamp: rfc3339Micro(now) };
     if (code !== undefined) ev.responseStatus = { metadata: {}, code };
     if (Object.keys(this.annotations).length) ev.annotations = { ...this.annotations };
     this.backend.process([ev]);
@@ -275,7 +271,7 @@ export class RequestAudit implements AuditHandle {
         : responseObject;
     const stage: Stage = 'ResponseComplete';
     if (this.decision.omitStages.has(stage)) return;
-    const ev: AuditEvent = { ...this.ev, stage, stageTimestamp: microTime(new Date()) };
+    const ev: AuditEvent = { ...this.ev, stage, stageTimestamp: rfc3339Micro(new Date()) };
     if (Object.keys(this.annotations).length) ev.annotations = { ...this.annotations };
     try {
       this.backend.process([ev]);

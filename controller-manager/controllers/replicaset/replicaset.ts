@@ -13,6 +13,7 @@ import {
   getLatest,
   intOption,
   keyOf,
+  rfc3339,
   slowStartBatch,
   splitKey,
   unwrap,
@@ -301,7 +302,7 @@ export class ReplicaSetController extends QueueController {
       setCondition(status, {
         type: 'ReplicaFailure',
         status: 'True',
-        lastTransitionTime: new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+        lastTransitionTime: rfc3339(now),
         reason: diff < 0 ? 'FailedCreate' : 'FailedDelete',
         message: errMessage(manageErr),
       });

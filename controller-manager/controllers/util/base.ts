@@ -1,6 +1,7 @@
 // What every workload controller shares: option lookup with SPEC defaults, a
 // rate-limited queue of namespace/name keys drained by N workers once the
 // informers a controller reads have synced, and small helpers for the objects.
+import { rfc3339 as rfc3339Date } from '../../../shared/api/validation/gotime';
 import type { ControllerContext } from '../../controller';
 import { RateLimitingQueue, runWorkers, type SharedIndexInformer } from '../../../shared/informers';
 import { DeletedFinalStateUnknown } from '../../../shared/informers';
@@ -48,7 +49,7 @@ export async function getLatest<T extends Obj>(client: ResourceClient<T>, obj: O
 
 /** RFC 3339 with second precision, as metav1.Time serializes. */
 export function rfc3339(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  return rfc3339Date(new Date(ms));
 }
 
 /** Parses a metav1.Time; undefined when absent or unparseable. */

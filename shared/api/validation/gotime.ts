@@ -123,5 +123,23 @@ export function formatGoTime(t: ParsedTime, micro: boolean): string {
   return s + 'Z';
 }
 
+let lastSecond = NaN;
+let lastText = '';
+
+/** A moment as metav1.Time writes it: RFC 3339, seconds, UTC (each write stamps a few: made once a second). */
+export function rfc3339(d: Date): string {
+  const second = Math.floor(d.getTime() / 1000);
+  if (second !== lastSecond) {
+    lastText = d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+    lastSecond = second;
+  }
+  return lastText;
+}
+
+/** A moment as metav1.MicroTime writes it: RFC 3339 with microseconds, UTC. */
+export function rfc3339Micro(d: Date): string {
+  return d.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+}
+
 /** A zero Go time (0001-01-01T00:00:00Z), which metav1 encodes as null. */
 export const isZeroGoTime = (t: ParsedTime) => t.seconds === -62135596800 && t.nanos === 0;
