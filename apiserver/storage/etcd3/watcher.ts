@@ -97,6 +97,8 @@ export class WatchManager {
   private readonly subs = new Map<number, Sub>();
   /** Shareable etcd watches by prefix. */
   private readonly byPrefix = new Map<string, Set<Sub>>();
+  /** Watches whose last fence failed (fenceMissedAt set): what a write of ours may unblock. */
+  private readonly fenceMissed = new Set<Sub>();
   private nextId = 1;
   private stream: GrpcStream | null = null;
   private streamEndpoint = -1;
@@ -122,8 +124,8 @@ export class WatchManager {
    */
   noteWrite(revision: number, key: string): void {
     this.ownWrites.note(revision, key);
-    for (const [prefix, subs] of this.byPrefix)
-      if (key.startsWith(prefix)) for (const sub of subs) sub.fenceMissedAt = undefined;
+    for (const sub of this.fenceMissed)
+      if (sub.prefix !== null && key.startsWith(sub.prefix)) this.clearFenceMiss(sub);
   }
 
   /** Watchers being fed. */
@@ -192,9 +194,10 @@ export class WatchManager {
     if (!this.covered(sub, rev) && !(await this.reached(sub, rev)) && !this.covered(sub, rev)) {
       sub.fenceMissedAt = sub.lastRev;
       sub.fenceRetryAt = Date.now() + FENCE_RETRY_MS;
+      this.fenceMissed.add(sub);
       return undefined;
     }
-    sub.fenceMissedAt = undefined;
+    this.clearFenceMiss(sub);
     // Delivered to the queue; the consumer must also have applied it.
     return (await queue.idle()) ? rev : undefined;
   }
@@ -276,8 +279,14 @@ export class WatchManager {
     return sub;
   }
 
+  private clearFenceMiss(sub: Sub): void {
+    sub.fenceMissedAt = undefined;
+    this.fenceMissed.delete(sub);
+  }
+
   private remove(sub: Sub): void {
     this.subs.delete(sub.id);
+    this.fenceMissed.delete(sub);
     this.endFences(sub);
     if (sub.prefix === null) return;
     const set = this.byPrefix.get(sub.prefix);
@@ -497,6 +506,7 @@ export class WatchManager {
     const subs = [...this.subs.values()];
     this.subs.clear();
     this.byPrefix.clear();
+    this.fenceMissed.clear();
     for (const sub of subs) {
       this.endFences(sub);
       if (sub.onCanceled) sub.onCanceled(0);
