@@ -1,6 +1,7 @@
 // gRPC over tkube's HTTP/2 client against a real etcd: unary calls and the failures a
 // caller must be able to tell apart (never connected, deadline, etcd's errors), and a Watch stream.
 import assert from 'node:assert/strict';
+import * as http2 from 'node:http2';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { type EtcdServer, etcdAvailable, startEtcd } from './etcd-server';
 import { METHOD, prefixEnd, putFields, rangeFields, watchCreate } from './proto';
@@ -43,6 +44,28 @@ describe('etcd3 gRPC over its own HTTP/2 client', function () {
     c.close();
     for (const s of sockets) s.destroy();
     await new Promise((r) => mute.close(r));
+  });
+
+  it('tells the server its deadline in grpc-timeout, in whole seconds from 10 s on', async () => {
+    const seen: string[] = [];
+    const server = http2.createServer();
+    server.on('stream', (st, h) => {
+      seen.push(String(h['grpc-timeout']));
+      st.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
+      st.on('wantTrailers', () => st.sendTrailers({ 'grpc-status': '0' }));
+      st.end(Buffer.from([0, 0, 0, 0, 0])); // an empty message
+      st.resume();
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const c = new GrpcClient(`http://127.0.0.1:${(server.address() as { port: number }).port}`, null);
+    try {
+      for (const ms of [200, 9_998.5, 10_001, 30_000, 1e12])
+        assert.equal(await c.call(METHOD.range, Buffer.alloc(0), (b) => b.length, ms), 0);
+      assert.deepEqual(seen, ['200m', '9999m', '11S', '30S', '99999999S']);
+    } finally {
+      c.close();
+      await new Promise((r) => server.close(r));
+    }
   });
 
   describe('against etcd', () => {

@@ -74,7 +74,26 @@ function grpcMessage(v: unknown): string {
 /** grpc-timeout: at most 8 digits and a unit. */
 function grpcTimeout(ms: number): string {
   const n = Math.max(1, Math.ceil(ms));
-  return n < 1e8 ? `${n}m` : `${Math.min(99_999_999, Math.ceil(n / 1000))}S`;
+  // Whole seconds from 10 s on: the call's own timer keeps the exact deadline, and the few
+  // spellings this leaves have their header encoded once (timeoutBlock).
+  return n < 10_000 ? `${n}m` : `${Math.min(99_999_999, Math.ceil(n / 1000))}S`;
+}
+
+/** setTimeout's limit (about 24.8 days); a longer delay would fire at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+const timeoutBlocks = new Map<string, Buffer>();
+
+/** The grpc-timeout field, encoded. */
+function timeoutBlock(ms: number): Buffer {
+  const v = grpcTimeout(ms);
+  let b = timeoutBlocks.get(v);
+  if (!b) {
+    b = encodeHeaders([['grpc-timeout', v]]);
+    if (timeoutBlocks.size >= 1024) timeoutBlocks.clear();
+    timeoutBlocks.set(v, b);
+  }
+  return b;
 }
 
 /** The status a header block carries: grpc-status, or a failure for an HTTP status other than 200. */
@@ -241,7 +260,7 @@ export class GrpcClient {
     });
   }
 
-  private headerBlock(method: string, extra: readonly (readonly [string, string])[]): Buffer {
+  private headerBlock(method: string, extra: Buffer | null): Buffer {
     let fixed = this.blocks.get(method);
     if (!fixed) {
       fixed = encodeHeaders([
@@ -254,7 +273,7 @@ export class GrpcClient {
       ]);
       this.blocks.set(method, fixed);
     }
-    return extra.length ? Buffer.concat([fixed, encodeHeaders(extra)]) : fixed;
+    return extra ? Buffer.concat([fixed, extra]) : fixed;
   }
 
   /**
@@ -265,7 +284,11 @@ export class GrpcClient {
     if (this.closed) throw new GrpcCallError(GrpcStatus.CANCELLED, 'Channel has been shut down');
     const session = this.open();
     this.active++;
-    return new GrpcStream(session, this.headerBlock(method, metadata), () => this.active--);
+    return new GrpcStream(
+      session,
+      this.headerBlock(method, metadata.length ? encodeHeaders(metadata) : null),
+      () => this.active--,
+    );
   }
 
   /** One call; rejects with a GrpcCallError (or the message decoder's error). */
@@ -335,11 +358,7 @@ export class GrpcClient {
       let id: number;
       try {
         session = this.open();
-        id = session.request(
-          this.headerBlock(method, [['grpc-timeout', grpcTimeout(timeoutMs)]]),
-          framed(req),
-          handler,
-        );
+        id = session.request(this.headerBlock(method, timeoutBlock(timeoutMs)), framed(req), handler);
       } catch (err) {
         this.session = null;
         reject(
@@ -348,11 +367,14 @@ export class GrpcClient {
         return;
       }
       this.active++;
-      const timer = setTimeout(() => {
-        session.cancel(id);
-        finish(new GrpcCallError(GrpcStatus.DEADLINE_EXCEEDED, 'Deadline exceeded'));
-        this.ping(session);
-      }, timeoutMs);
+      const timer = setTimeout(
+        () => {
+          session.cancel(id);
+          finish(new GrpcCallError(GrpcStatus.DEADLINE_EXCEEDED, 'Deadline exceeded'));
+          this.ping(session);
+        },
+        Math.min(timeoutMs, MAX_TIMER_MS),
+      );
     });
   }
 
