@@ -84,6 +84,22 @@ function storedPod(i: number): Buffer {
   });
 }
 
+/** kv and log as the version before the dictionary opened them: compressed, no dictionary. */
+function openWithoutDictionary(dir: string) {
+  const env = open({ path: dir, maxDbs: 8 });
+  const none = { threshold: 1000, dictionary: Buffer.alloc(0) };
+  const db = (name: string, compression: object) =>
+    env.openDB({
+      name,
+      encoding: 'binary',
+      keyEncoder: name === 'kv' ? kvKeys : logKeys,
+      compression,
+    } as never) as {
+      put(k: unknown, v: Buffer): unknown;
+    };
+  return { env, kvDb: db('kv', { ...none, startingOffset: 7 }), logDb: db('log', none) };
+}
+
 /** The raw bytes of kv and log as stored, read with no codec and no compression. */
 function rawRecords(dir: string, key: string, rev: number): { kv: Buffer; log: Buffer } {
   const env = open({ path: dir, maxDbs: 8 });
@@ -182,20 +198,7 @@ describe('embedded: compressed records', () => {
       assert.deepEqual(dbs.kv.get(kv.key)!.value, pod);
       await dbs.env.close();
       // The same records compressed as before the dictionary.
-      const env = open({ path: u.dir, maxDbs: 8 });
-      const none = { threshold: 1000, dictionary: Buffer.alloc(0) };
-      const kvDb = env.openDB({
-        name: 'kv',
-        encoding: 'binary',
-        keyEncoder: kvKeys,
-        compression: { ...none, startingOffset: 7 },
-      } as never);
-      const logDb = env.openDB({
-        name: 'log',
-        encoding: 'binary',
-        keyEncoder: logKeys,
-        compression: none,
-      } as never);
+      const { env, kvDb, logDb } = openWithoutDictionary(u.dir);
       await env.transaction(() => put(kvDb, logDb));
       await env.close();
       const withDict = rawRecords(t.dir, kv.key, 5);
@@ -219,20 +222,7 @@ describe('embedded: compressed records', () => {
         (i) => new Kv(`/registry/pods/cache/redis-${i}`, storedPod(i), 10 + i, 10 + i, 0),
       );
       // A store of the version before the dictionary: the same compression, no dictionary, no version.
-      const env = open({ path: t.dir, maxDbs: 8 });
-      const none = { threshold: 1000, dictionary: Buffer.alloc(0) };
-      const kvDb = env.openDB({
-        name: 'kv',
-        encoding: 'binary',
-        keyEncoder: kvKeys,
-        compression: { ...none, startingOffset: 7 },
-      } as never);
-      const logDb = env.openDB({
-        name: 'log',
-        encoding: 'binary',
-        keyEncoder: logKeys,
-        compression: none,
-      } as never);
+      const { env, kvDb, logDb } = openWithoutDictionary(t.dir);
       await env.transaction(() => {
         for (const p of pods) {
           kvDb.put(p.key, Buffer.from(encodeKv(s, p)));
