@@ -166,6 +166,31 @@ describe('etcd3: HTTP/2 client session', function () {
     }
   });
 
+  it('hands out its last stream id, then takes no more and closes once that stream is done', async () => {
+    onStream = (st) => {
+      st.respond({ ':status': 200 });
+      st.end('last');
+    };
+    const s = new H2Session({ url });
+    let closed = 0;
+    s.onClose = () => closed++;
+    try {
+      assert.equal((await call(s, '/first', Buffer.from('x'))).body.toString(), 'last');
+      (s as unknown as { nextId: number }).nextId = 2 ** 31 - 1; // the highest odd id
+      const last = call(s, '/last', Buffer.from('x'));
+      assert.equal(s.accepting, false);
+      assert.equal(closed, 1);
+      assert.throws(
+        () => s.request(Buffer.alloc(0), Buffer.alloc(0), { headers() {}, data() {}, aborted() {} }),
+        StreamAborted,
+      );
+      assert.equal((await last).body.toString(), 'last');
+      assert.equal(s.destroyed, true, 'drained and closed');
+    } finally {
+      s.destroy(new Error('test over'));
+    }
+  });
+
   it('decodes the RFC 7541 examples: Huffman strings, and a dynamic table carried across blocks', () => {
     const hex = (h: string) => Buffer.from(h.replace(/\s/g, ''), 'hex');
     assert.equal(huffmanDecode(hex('f1e3 c2e5 f23a 6ba0 ab90 f4ff'), 0, 12), 'www.example.com');

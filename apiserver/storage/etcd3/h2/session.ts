@@ -7,7 +7,7 @@
 // fails as never processed. node:http2 does the same through a Duplex
 // stream, an async resource and a header object per request, which cost more
 // CPU than etcd spends answering (docs/performance.md); this does the framing
-// only, and writes all frames of one tick with one system call.
+// only, and writes all frames of one event-loop turn with one system call.
 import { connect as netConnect, isIP, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import {
@@ -32,6 +32,8 @@ import { type HeaderFields, HpackDecoder } from './hpack';
 /** Receive windows: a list of many objects arrives without waiting for window updates. */
 const STREAM_WINDOW = 16 << 20;
 const SESSION_WINDOW = 64 << 20;
+/** Stream ids are 31 bits and never reused: a connection that used them all drains and is replaced. */
+const MAX_STREAM_ID = 2 ** 31 - 1;
 
 export interface StreamHandler {
   /** A header block: the response's headers, or its trailers. */
@@ -138,6 +140,7 @@ export class H2Session {
     if (this.closing) throw new StreamAborted('the connection takes no new streams', true);
     const id = this.nextId;
     this.nextId += 2;
+    if (this.nextId > MAX_STREAM_ID) this.stopTaking();
     const s: Stream = {
       id,
       handler,
