@@ -234,12 +234,14 @@ export class GrpcClient {
     if (this.session?.accepting) return this.session;
     const session = new H2Session({ url: this.url, tls: this.url.startsWith('https:') ? this.tls : null });
     this.session = session;
+    // Until the connection is gone: one that takes no new streams (GOAWAY, ids used up) may
+    // still carry a watch, whose dead peer must be noticed too.
     const keepalive = setInterval(() => {
-      if (this.active > 0) this.ping(session);
+      if (session.destroyed) clearInterval(keepalive);
+      else if (this.active > 0) this.ping(session);
     }, KEEPALIVE_MS);
     keepalive.unref();
     session.onClose = () => {
-      clearInterval(keepalive);
       if (this.session === session) this.session = null;
     };
     return session;
