@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { writeKubeconfig } from '../../../shared/client/kubeconfig';
 import { WebhookTokenAuthenticator } from './webhook';
 import { WebhookAuthorizer } from '../authz/webhook';
+import { nonResourceAttributes } from '../authz/types';
 
 describe('token file CSV', () => {
   it('parses quoted group lists, doubled quotes and leading spaces', () => {
@@ -210,18 +211,7 @@ describe('webhooks (v1beta1)', function () {
     });
     try {
       answer = { allowed: true };
-      const a = {
-        user: { name: 'u', groups: ['g1'], extra: { k: ['v'] } },
-        verb: 'get',
-        isResourceRequest: false,
-        path: '/healthz',
-        namespace: '',
-        apiGroup: '',
-        apiVersion: '',
-        resource: '',
-        subresource: '',
-        name: '',
-      };
+      const a = nonResourceAttributes({ name: 'u', groups: ['g1'], extra: { k: ['v'] } }, 'get', '/healthz');
       assert.equal((await z.authorize(a)).decision, 'allow');
       assert.deepEqual(seen.at(-1).spec, {
         nonResourceAttributes: { path: '/healthz', verb: 'get' },

@@ -15,7 +15,10 @@ import { EventEmitter } from 'node:events';
 import { encodeHeaders, type HeaderFields } from './h2/hpack';
 import { H2Session, type StreamAborted, type StreamHandler } from './h2/session';
 
-/** gRPC status codes (grpc/grpc doc/statuscodes.md). */
+/**
+ * gRPC status codes (grpc/grpc doc/statuscodes.md). grpc-js's `status` has the same numbers, but
+ * importing it loads all of grpc-js, which the apiserver no longer needs for anything else.
+ */
 export enum GrpcStatus {
   OK = 0,
   CANCELLED = 1,

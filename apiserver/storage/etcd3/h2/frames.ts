@@ -1,12 +1,12 @@
-// HTTP/2 framing (RFC 9113 section 4 and 6): the frame types, flags and settings
-// tkube's client uses, frame headers, and a reader that cuts a byte stream into frames.
+// HTTP/2 framing (RFC 9113 section 4 and 6): the frame types, flags, settings and error
+// codes tkube's client acts on (others are ignored), frame headers, and a reader that cuts a
+// byte stream into frames.
 
 export const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 
 export const enum FrameType {
   DATA = 0x0,
   HEADERS = 0x1,
-  PRIORITY = 0x2,
   RST_STREAM = 0x3,
   SETTINGS = 0x4,
   PUSH_PROMISE = 0x5,
@@ -27,18 +27,12 @@ export const enum Flag {
 }
 
 export const enum Setting {
-  HEADER_TABLE_SIZE = 0x1,
   ENABLE_PUSH = 0x2,
-  MAX_CONCURRENT_STREAMS = 0x3,
   INITIAL_WINDOW_SIZE = 0x4,
   MAX_FRAME_SIZE = 0x5,
 }
 
 export const enum ErrorCode {
-  NO_ERROR = 0x0,
-  PROTOCOL_ERROR = 0x1,
-  FLOW_CONTROL_ERROR = 0x3,
-  FRAME_SIZE_ERROR = 0x6,
   REFUSED_STREAM = 0x7,
   CANCEL = 0x8,
 }
