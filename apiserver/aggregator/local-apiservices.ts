@@ -8,7 +8,7 @@
 import { logger } from '../../shared/log';
 import { isStatusError } from '../../shared/api/status';
 import { systemContext } from '../registry/context';
-import { rfc3339 } from '../registry/meta';
+import { rfc3339 } from '../../shared/api/validation/gotime';
 import { jsonEqual } from '../../shared/api/json-value';
 import type { Registry } from '../registry/registry';
 import type { SubresourceStrategy } from '../registry/strategy';

@@ -18,8 +18,6 @@ export function generateName(base: string): string {
 
 export const newUID = (): string => randomUUID();
 
-export { rfc3339, rfc3339Micro } from '../../shared/api/validation/gotime';
-
 export function metaOf(obj: any): any {
   if (!obj.metadata || typeof obj.metadata !== 'object') obj.metadata = {};
   return obj.metadata;

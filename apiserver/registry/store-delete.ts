@@ -9,7 +9,7 @@ import type { KeyValue, PutOptions } from '../storage/interface';
 import { isStorageError } from '../storage/errors';
 import { conflict, internalError, notFound, StatusError, type GroupResource } from '../../shared/api/status';
 import { retryAfterConflict, type RequestContext } from './context';
-import { rfc3339 } from './meta';
+import { rfc3339 } from '../../shared/api/validation/gotime';
 import { jsonClone, jsonEqual } from '../../shared/api/json-value';
 import type { ListResult } from './reads';
 import type { StoreOptions, WriteHooks } from './store';

@@ -18,7 +18,8 @@ import {
 } from '../../shared/api/status';
 import { required, type FieldError } from '../../shared/api/field-errors';
 import { retryAfterConflict, type RequestContext } from './context';
-import { generateName, metaOf, newUID, rfc3339 } from './meta';
+import { generateName, metaOf, newUID } from './meta';
+import { rfc3339 } from '../../shared/api/validation/gotime';
 import { jsonClone, jsonEqual } from '../../shared/api/json-value';
 import type { StorageCodec } from './storage-codec';
 import type { Strategy, SubresourceStrategy } from './strategy';

@@ -8,7 +8,7 @@ import { isStatusError } from '../../shared/api/status';
 import type { Storage } from '../storage/interface';
 import type { Registry, ServedResource } from '../registry/registry';
 import { systemContext } from '../registry/context';
-import { rfc3339Micro } from '../registry/meta';
+import { rfc3339Micro } from '../../shared/api/validation/gotime';
 import { logger } from '../../shared/log';
 
 const log = logger('bootstrap');

@@ -3,7 +3,7 @@
 // and SelfSubjectReview (who am I: `kubectl auth whoami`).
 import { badRequest, internalError } from '../../../shared/api/status';
 import type { RequestContext, UserInfo } from '../../registry/context';
-import { rfc3339 } from '../../registry/meta';
+import { rfc3339 } from '../../../shared/api/validation/gotime';
 import type { ResourceBehaviour } from '../../registry/registry';
 import { intersect, type TokenUnion } from '../authn/authenticator';
 

@@ -8,7 +8,7 @@ import { badRequest, conflict, invalid, isStatusError, notFound } from '../../..
 import type { FieldError } from '../../../shared/api/field-errors';
 import type { RequestContext } from '../../registry/context';
 import type { CustomSubresource, Registry, ServedResource } from '../../registry/registry';
-import { rfc3339 } from '../../registry/meta';
+import { rfc3339 } from '../../../shared/api/validation/gotime';
 import { getObject, type BoundRefs, type TokenIssuer } from './tokens';
 
 const GVK = { group: 'authentication.k8s.io', kind: 'TokenRequest' };

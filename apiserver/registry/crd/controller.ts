@@ -12,7 +12,7 @@ import { logger } from '../../../shared/log';
 import { StatusError } from '../../../shared/api/status';
 import type { OpenAPIService } from '../../../shared/api/openapi';
 import { systemContext } from '../context';
-import { rfc3339 } from '../meta';
+import { rfc3339 } from '../../../shared/api/validation/gotime';
 import { jsonEqual } from '../../../shared/api/json-value';
 import type { Registry } from '../registry';
 import type { GenericStore } from '../store';

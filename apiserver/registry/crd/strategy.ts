@@ -5,7 +5,7 @@
 // marks the CRD (deletionTimestamp, the cleanup finalizer, Terminating) so the
 // controller can remove its custom resources first.
 import type { ResourceBehaviour } from '../registry';
-import { rfc3339 } from '../meta';
+import { rfc3339 } from '../../../shared/api/validation/gotime';
 import { CLEANUP_FINALIZER, setCondition, storageVersion, type CRD } from './types';
 import type { FieldError } from '../../../shared/api/field-errors';
 import { featureGates } from '../../../shared/options/feature-gates';

@@ -2,7 +2,7 @@
 // and leaves the removal to the namespace controller, which empties it and
 // clears spec.finalizers through the /finalize subresource.
 import type { ResourceBehaviour } from '../registry';
-import { rfc3339 } from '../meta';
+import { rfc3339 } from '../../../shared/api/validation/gotime';
 
 export const namespaceBehaviour: ResourceBehaviour = {
   strategy: {

@@ -6,7 +6,7 @@ import { selectorMatches } from '../../../shared/api/labels';
 import { qosClass } from '../../../shared/api/pod-resources';
 import type { ResourceBehaviour, Registry, ServedResource } from '../registry';
 import { systemContext, type RequestContext } from '../context';
-import { rfc3339 } from '../meta';
+import { rfc3339 } from '../../../shared/api/validation/gotime';
 import { wholeObject } from '../strategy';
 
 export function podBehaviour(registry: () => Registry): ResourceBehaviour {

@@ -12,7 +12,7 @@ import {
   nameIsPathSegment,
 } from './names';
 import { compareQuantity, formatQuantity, parseQuantity, roundUpQuantity } from './quantity';
-import { formatGoTime, parseGoTime } from './gotime';
+import { formatGoTime, parseGoTime, rfc3339 } from './gotime';
 
 const SUBDOMAIN_MSG =
   "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
@@ -128,6 +128,19 @@ describe('quantity', () => {
 });
 
 describe('Go times', () => {
+  it('rfc3339 formats a moment to the second, also across second boundaries and before 1970', () => {
+    const cases: [number, string][] = [
+      [0, '1970-01-01T00:00:00Z'],
+      [999, '1970-01-01T00:00:00Z'],
+      [1000, '1970-01-01T00:00:01Z'],
+      [-1, '1969-12-31T23:59:59Z'],
+      [Date.UTC(2026, 10, 26, 18, 40, 5, 500), '2026-11-26T18:40:05Z'],
+      [Date.UTC(2026, 10, 26, 18, 40, 6), '2026-11-26T18:40:06Z'],
+      [999, '1970-01-01T00:00:00Z'],
+    ];
+    for (const [ms, want] of cases) assert.equal(rfc3339(new Date(ms)), want, String(ms));
+    assert.throws(() => rfc3339(new Date(NaN)), RangeError);
+  });
   it('parses RFC 3339 and writes UTC seconds (Time) or microseconds (MicroTime)', () => {
     assert.equal(
       formatGoTime(parseGoTime('2024-05-01T12:00:00.987+02:00', false), false),
