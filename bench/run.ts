@@ -63,6 +63,7 @@ const USAGE = `usage: node dist/bench/run.js [options]
   --starts <n>                   cold starts (default 5)
   --watchers <n>                 watchers (default 1000)
   --watch-updates <n>            updates of the watched object (default 300, issue 21's shape)
+  --watch-warmup <n>             updates before those, at the same rate, not counted (default 100)
   --update-rate <n>              updates per second (default 100)
   --client-procs <n>             load worker processes for 16+ clients (default 2)
   --watch-procs <n>              worker processes holding the watchers (default 4)
@@ -81,6 +82,7 @@ function options(): Options {
       starts: { type: 'string', default: '5' },
       watchers: { type: 'string', default: '1000' },
       'watch-updates': { type: 'string', default: '300' },
+      'watch-warmup': { type: 'string', default: '100' },
       'update-rate': { type: 'string', default: '100' },
       'client-procs': { type: 'string', default: '2' },
       'watch-procs': { type: 'string', default: '4' },
@@ -115,6 +117,7 @@ function options(): Options {
     starts: int('starts', values.starts),
     watchers: int('watchers', values.watchers),
     watchUpdates: int('watch-updates', values['watch-updates']),
+    watchWarmup: int('watch-warmup', values['watch-warmup']),
     updateRate: Number(values['update-rate']),
     clientProcs: int('client-procs', values['client-procs']),
     watchProcs: int('watch-procs', values['watch-procs']),
@@ -222,16 +225,20 @@ async function main(): Promise<void> {
           );
         }
         if (opts.only.has('watch')) {
-          const f = await bareFanoutCeiling(bare, {
-            watchers: opts.watchers,
-            updates: opts.watchUpdates,
-            rate: opts.updateRate,
-            procs: opts.watchProcs,
-          });
-          run.ceilings.bareFanout = f;
-          log(
-            `bare TLS fan-out: p50 ${f.p50.toFixed(1)} / p99 ${f.p99.toFixed(1)} ms, ${f.serverCpuUsPerWrite.toFixed(1)} µs per write`,
-          );
+          for (const h2 of opts.watchH2 ? [false, true] : [false]) {
+            const f = await bareFanoutCeiling(bare, {
+              watchers: opts.watchers,
+              updates: opts.watchUpdates,
+              warmup: opts.watchWarmup,
+              rate: opts.updateRate,
+              procs: opts.watchProcs,
+              h2,
+            });
+            run.ceilings[h2 ? 'bareFanoutH2' : 'bareFanout'] = f;
+            log(
+              `bare TLS fan-out${h2 ? ' (h2)' : ''}: p50 ${f.p50.toFixed(1)} / p99 ${f.p99.toFixed(1)} ms, ${f.serverCpuUsPerWrite.toFixed(1)} µs per write`,
+            );
+          }
         }
       } finally {
         await bare.stop();

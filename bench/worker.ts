@@ -2,9 +2,9 @@
 // IPC (closed-loop load, watch groups) and answers with their samples. It holds
 // no state between runs except one watch group. It exits when the driver goes away.
 import { type LoadTask, runLoad } from './lib/load';
-import { type WatchCollectTask, WatchGroup, type WatchOpenTask } from './lib/watch';
+import { type WatchCollectTask, WatchGroup, type WatchOpenTask, type WatchSettleTask } from './lib/watch';
 
-export type Task = LoadTask | WatchOpenTask | WatchCollectTask;
+export type Task = LoadTask | WatchOpenTask | WatchSettleTask | WatchCollectTask;
 
 interface Message {
   id: number;
@@ -20,6 +20,9 @@ async function perform(task: Task): Promise<unknown> {
     case 'watch-open':
       group = new WatchGroup();
       return group.open(task);
+    case 'watch-settle':
+      if (!group) throw new Error('no watch group open');
+      return group.settle(task);
     case 'watch-collect': {
       if (!group) throw new Error('no watch group open');
       const g = group;

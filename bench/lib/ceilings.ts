@@ -178,13 +178,14 @@ export async function startBareServer(certDir: string, creds: Omit<Target, 'orig
 }
 
 /**
- * The watch scenario's load on the bare server: `watchers` HTTP/1.1 watches over
- * `procs` worker processes (the same receivers), `updates` events at `rate`/s, each
- * written to every watch with no API work in between.
+ * The watch scenario's load on the bare server: `watchers` watches over `procs`
+ * worker processes (the same receivers: HTTP/1.1 connections, or with `h2` one
+ * connection per worker), `updates` events at `rate`/s, each written to every
+ * watch with no API work in between.
  */
 export async function bareFanoutCeiling(
   bare: BareServer,
-  o: { watchers: number; updates: number; rate: number; procs: number },
+  o: { watchers: number; updates: number; warmup: number; rate: number; procs: number; h2: boolean },
 ): Promise<BareFanoutRow> {
   const ww = new Workers(Math.min(o.procs, o.watchers));
   try {
@@ -195,14 +196,28 @@ export async function bareFanoutCeiling(
     const opened = (
       await Promise.all(
         per.map((n, i) =>
-          ww.run<number>(i, { kind: 'watch-open', target: bare.target, path: '/watch', watchers: n }),
+          ww.run<number>(i, {
+            kind: 'watch-open',
+            target: bare.target,
+            path: '/watch',
+            watchers: n,
+            h2: o.h2,
+          }),
         ),
       )
     ).reduce((s, n) => s + n, 0);
     await sleep(1000);
+    const api = new Api(bare.target, 1);
+    // The same warm-up as tkube's watch rows: its events are not counted.
+    if (o.warmup > 0) {
+      const w = await api.call('POST', `/fanout?updates=${o.warmup}&rate=${o.rate}`);
+      if (w.status !== 200) throw new Error(`bare fan-out warm-up: ${w.status}`);
+      await Promise.all(
+        per.map((_, i) => ww.run<number>(i, { kind: 'watch-settle', expect: o.warmup, timeoutMs: 30_000 })),
+      );
+    }
     const noise = new NoiseMeter();
     const cpu = new CpuMeter(ww.pids);
-    const api = new Api(bare.target, 1);
     const r = await api.call('POST', `/fanout?updates=${o.updates}&rate=${o.rate}`);
     await api.close();
     if (r.status !== 200) throw new Error(`bare fan-out: ${r.status}`);
@@ -215,8 +230,10 @@ export async function bareFanoutCeiling(
     const c = cpu.read();
     const s = summarize(merged(parts.map((p) => p.lat)));
     return {
+      h2: o.h2,
       watchers: opened,
       updates: o.updates,
+      warmup: o.warmup,
       rate: o.rate,
       p50: s.p50,
       p99: s.p99,

@@ -197,7 +197,7 @@ export function backendTable(r: BackendResult, run: RunResult): string {
     add(
       `watch${w.h2 ? ' over h2 (extra)' : ', HTTP/1.1'}: ${w.opened} watchers, ${num(w.updateRate)} updates/s x ${num(w.updates / w.updateRate, 0)} s`,
       `p50 ${num(w.p50)} / p99 ${num(w.p99)} ms (max ${num(w.max)}); ${num((100 * w.delivered) / Math.max(1, w.expected), 1)}% delivered; apiserver ${pct(w.apiserverCpu)} CPU (${num(w.apiserverCpuUsPerEvent)} µs per delivery)${w.etcdCpu !== undefined ? `, etcd ${pct(w.etcdCpu)}` : ''}, watch clients ${pct(w.clientCpu)}; PUT p99 ${num(w.putP99)} ms${errs(w.errors)}`,
-      !w.h2 && c.bareFanout ? `bare TLS fan-out p99 ${num(c.bareFanout.p99)} ms` : '',
+      ((f) => (f ? `bare TLS fan-out p99 ${num(f.p99)} ms` : ''))(w.h2 ? c.bareFanoutH2 : c.bareFanout),
       '',
       w.h2 ? '' : r.backend === 'etcd' ? SAME_ETCD_REFERENCE.watch : REFERENCE.watch,
       w.h2 ? '' : `p99 ≤ ${BUDGET.watchP99Ms[r.backend] ?? BUDGET.watchP99Ms.embedded} ms`,
@@ -285,10 +285,13 @@ export function ceilingTable(run: RunResult): string {
       `${rate(c.bareGetH2.rate)}, ${lat(c.bareGetH2)}${cpuOf(c.bareGetH2).replace('apiserver', 'server')}`,
       o(c.bareGetH2.other),
     ]);
-  if (c.bareFanout) {
-    const f = c.bareFanout;
+  for (const f of [c.bareFanout, c.bareFanoutH2]) {
+    if (!f) continue;
+    const to = f.h2
+      ? `${num(f.watchers, 0)} h2 watch streams (one connection per receiving process)`
+      : `${num(f.watchers, 0)} HTTP/1.1 watchers`;
     rows.push([
-      `bare TLS server writing ${num(f.updates, 0)} 1.4 KB events at ${num(f.rate, 0)}/s to ${num(f.watchers, 0)} HTTP/1.1 watchers, one write each`,
+      `bare TLS server writing ${num(f.updates, 0)} 1.4 KB events at ${num(f.rate, 0)}/s to ${to}, one write each`,
       `p50 ${num(f.p50)} / p99 ${num(f.p99)} ms (max ${num(f.max)}); ${num((100 * f.delivered) / Math.max(1, f.expected), 1)}% delivered; server ${num(f.serverCpuUsPerWrite)} µs per write, watch clients ${pct(f.clientCpu)}`,
       o(f.other),
     ]);

@@ -128,8 +128,12 @@ export interface BackendResult {
 }
 
 export interface BareFanoutRow {
+  /** The watches were h2 streams (one connection per worker), not HTTP/1.1 connections. */
+  h2?: boolean;
   watchers: number;
   updates: number;
+  /** Updates written before the measured ones, not counted. */
+  warmup?: number;
   rate: number;
   p50: number;
   p99: number;
@@ -167,6 +171,8 @@ export interface RunResult {
     firstStartWithCertsMs?: number;
     /** The bare server writing the watch scenario's events to as many HTTP/1.1 watchers. */
     bareFanout?: BareFanoutRow;
+    /** The same over h2, one connection per receiving worker. */
+    bareFanoutH2?: BareFanoutRow;
   };
   backends: BackendResult[];
   budget: BudgetLine[];
@@ -189,6 +195,8 @@ export interface WatchFigures {
   watchers: number;
   opened: number;
   updates: number;
+  /** Updates before the measured ones, at the same rate, not counted. */
+  warmup?: number;
   updateRate: number;
   p50: number;
   p90: number;

@@ -2,12 +2,15 @@
 // carries the writer's wall-clock timestamp in data.ts; the latency is the time
 // of receipt (per chunk) minus that stamp. Lines are not parsed as JSON (that
 // would cost the client more CPU than the server spends): the stamp is found by
-// a byte search. HTTP/1.1 watches are bare TLS sockets with a chunked-encoding
-// decoder of their own: the receivers share the machine's cores with the server
-// measured, and undici's per-chunk stream machinery cost them more than the
-// decoding; h2 watches are streams of one undici connection.
+// a byte search. The receivers share the machine's cores with the server
+// measured, so they are as lean as they can be: HTTP/1.1 watches are bare TLS
+// sockets with a chunked-encoding decoder of their own, and h2 watches are
+// streams of one connection per worker framed by tkube's own HTTP/2 client (as
+// client-go multiplexes its watches on one connection); undici's per-chunk
+// stream machinery cost more than the decoding.
 import * as tls from 'node:tls';
-import { Pool } from 'undici';
+import { H2Session, type StreamHandler } from '../../apiserver/storage/etcd3/h2/session';
+import { encodeHeaders } from '../../apiserver/storage/etcd3/h2/hpack';
 import type { Target } from './procs';
 import { Samples, wallNow } from './stats';
 
@@ -18,6 +21,13 @@ export interface WatchOpenTask {
   watchers: number;
   /** Multiplex the watches as h2 streams on one connection (instead of one HTTP/1.1 connection each). */
   h2?: boolean;
+}
+
+/** Waits until every watcher has had `expect` events, then forgets them (a warm-up's events). */
+export interface WatchSettleTask {
+  kind: 'watch-settle';
+  expect: number;
+  timeoutMs: number;
 }
 
 export interface WatchCollectTask {
@@ -71,7 +81,8 @@ class Watcher {
       this.line(buf, start, nl, now);
       start = nl + 1;
     }
-    if (start < buf.length) this.pending = buf.subarray(start);
+    // A copy: h2 payloads are views of the connection's read buffer.
+    if (start < buf.length) this.pending = Buffer.from(buf.subarray(start));
   }
 
   private line(buf: Buffer, start: number, end: number, now: number): void {
@@ -199,12 +210,11 @@ class RawWatch {
 
 /** One worker's share of the watchers; open() once, then collect() once. */
 export class WatchGroup {
-  private p: Pool | undefined;
+  private session: H2Session | undefined;
   private readonly watchers: Watcher[] = [];
   private readonly lat = new Samples(1 << 16);
   private errors = 0;
   private readonly errorSamples: string[] = [];
-  private readonly aborts: AbortController[] = [];
   private readonly raw: RawWatch[] = [];
 
   private error(e: string): void {
@@ -223,31 +233,48 @@ export class WatchGroup {
         });
         this.raw.push(r);
       });
-    const p = t.h2 ? (this.p = watchPool(t.target, t.watchers, true)) : undefined;
-    p?.setMaxListeners?.(0);
-    const openOne = async () => {
-      if (!p) return openRaw();
-      const w = new Watcher(this.lat, (e) => this.error(e));
-      const ac = new AbortController();
-      const r = await p.request({
-        path: t.path,
-        method: 'GET',
-        headers: { accept: 'application/json' },
-        signal: ac.signal,
-        bodyTimeout: 0,
-        headersTimeout: 60_000,
-      });
-      if (r.statusCode !== 200) {
-        this.error(`watch ${r.statusCode} ${await r.body.text()}`);
-        return;
-      }
-      r.body.on('data', (c: Buffer) => w.data(c));
-      r.body.on('error', (e) => {
-        if (!w.closed) this.error(`watch stream: ${String(e)}`);
-      });
-      this.watchers.push(w);
-      this.aborts.push(ac);
-    };
+    let openStream: (() => Promise<void>) | undefined;
+    if (t.h2) {
+      const session = (this.session = new H2Session({
+        url: t.target.origin,
+        tls: { ca: t.target.ca, cert: t.target.cert, key: t.target.key },
+      }));
+      const block = encodeHeaders([
+        [':method', 'GET'],
+        [':scheme', 'https'],
+        [':authority', new URL(t.target.origin).host],
+        [':path', t.path],
+        ['accept', 'application/json'],
+      ]);
+      openStream = () =>
+        new Promise<void>((resolve) => {
+          const w = new Watcher(this.lat, (e) => this.error(e));
+          let answered = false;
+          const handler: StreamHandler = {
+            headers: (fields) => {
+              if (answered) return;
+              answered = true;
+              if (fields[':status'] === '200') this.watchers.push(w);
+              else this.error(`watch ${fields[':status']}`);
+              resolve();
+            },
+            data: (chunk) => w.data(chunk),
+            aborted: (err) => {
+              if (!answered) {
+                answered = true;
+                this.error(`watch open: ${err.message}`);
+                resolve();
+              } else if (!w.closed) this.error(`watch stream: ${err.message}`);
+            },
+          };
+          try {
+            session.request(block, Buffer.alloc(0), handler);
+          } catch (e) {
+            handler.aborted(e as Error & { unprocessed: boolean });
+          }
+        });
+    }
+    const openOne = openStream ?? openRaw;
     // Open in waves: a thousand simultaneous TLS handshakes only measure the handshake queue.
     const wave = 25;
     for (let i = 0; i < t.watchers; i += wave) {
@@ -260,14 +287,26 @@ export class WatchGroup {
     return this.watchers.length;
   }
 
-  async collect(t: WatchCollectTask): Promise<WatchResult> {
-    const deadline = Date.now() + t.timeoutMs;
-    while (Date.now() < deadline && this.watchers.some((w) => w.received < t.expect))
+  private async waitFor(expect: number, timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline && this.watchers.some((w) => w.received < expect))
       await new Promise((r) => setTimeout(r, 20));
+  }
+
+  /** The warm-up's events were delivered (or the wait timed out): start counting afresh; the events seen. */
+  async settle(t: WatchSettleTask): Promise<number> {
+    await this.waitFor(t.expect, t.timeoutMs);
+    const seen = this.watchers.reduce((s, w) => s + w.received, 0);
+    for (const w of this.watchers) w.received = 0;
+    this.lat.length = 0;
+    return seen;
+  }
+
+  async collect(t: WatchCollectTask): Promise<WatchResult> {
+    await this.waitFor(t.expect, t.timeoutMs);
     for (const w of this.watchers) w.closed = true;
-    for (const a of this.aborts) a.abort();
     for (const r of this.raw) r.close();
-    await this.p?.destroy().catch(() => {});
+    this.session?.destroy(new Error('the watch scenario is over'));
     return {
       opened: this.watchers.length,
       received: this.watchers.reduce((s, w) => s + w.received, 0),
@@ -277,24 +316,4 @@ export class WatchGroup {
       errorSamples: this.errorSamples,
     };
   }
-}
-
-/**
- * The h2 watchers' connection: all as streams of one h2 connection with
- * client-go's flow-control windows (Go's transport: 4 MB per stream, 1 GB per
- * connection), so a round of events to hundreds of streams is not held up
- * waiting for the client's window updates.
- */
-function watchPool(t: Target, watchers: number, h2: boolean): Pool {
-  return new Pool(t.origin, {
-    connections: h2 ? 1 : watchers,
-    pipelining: h2 ? Math.max(1, watchers) : 1,
-    allowH2: h2,
-    maxConcurrentStreams: h2 ? Math.max(100, watchers) : undefined,
-    ...(h2 ? { initialWindowSize: 4 << 20, connectionWindowSize: 1 << 30 } : {}),
-    connect: { ca: t.ca, cert: t.cert, key: t.key },
-    keepAliveTimeout: 60_000,
-    headersTimeout: 60_000,
-    bodyTimeout: 60_000,
-  });
 }

@@ -19,6 +19,8 @@ export interface Options {
   watchers: number;
   /** Updates of the watched object, at updateRate. */
   watchUpdates: number;
+  /** Updates before the measured ones, at the same rate, whose events are not counted. */
+  watchWarmup: number;
   updateRate: number;
   clientProcs: number;
   watchProcs: number;

@@ -55,38 +55,57 @@ export async function watchScenario(ctx: Ctx, a: Instance, h2: boolean): Promise
 
     const updates = o.watchUpdates;
     const interval = 1000 / o.updateRate;
-    const putLat = new Samples(updates);
-    let putErrors = 0;
-    const putErrorSamples: string[] = [];
-    const meter = new CpuMeter([...a.pids(), ...ww.pids]);
-    const noise = new NoiseMeter(ctx.etcd ? [ctx.etcd.pid] : []);
-    const start = performance.now();
-    const puts: Promise<void>[] = [];
-    for (let i = 0; i < updates; i++) {
-      const due = start + i * interval;
-      const wait = due - performance.now();
-      if (wait > 1) await sleep(wait);
-      // The stamp is taken when the update is due, so a queue in front of the server counts.
-      const body = JSON.stringify(configMap('bench-watch', 'target', 1024, { ts: String(wallNow()) }));
-      puts.push(
-        a.api.call('PUT', path, body).then(
-          (r) => {
-            if (r.status === 200) putLat.push(r.ms);
-            else {
+    /** `count` updates at the scenario's rate, each stamped when due; the PUTs' latencies and failures. */
+    const update = async (count: number) => {
+      const putLat = new Samples(count);
+      let putErrors = 0;
+      const putErrorSamples: string[] = [];
+      const start = performance.now();
+      const puts: Promise<void>[] = [];
+      for (let i = 0; i < count; i++) {
+        const due = start + i * interval;
+        const wait = due - performance.now();
+        if (wait > 1) await sleep(wait);
+        // The stamp is taken when the update is due, so a queue in front of the server counts.
+        const body = JSON.stringify(configMap('bench-watch', 'target', 1024, { ts: String(wallNow()) }));
+        puts.push(
+          a.api.call('PUT', path, body).then(
+            (r) => {
+              if (r.status === 200) putLat.push(r.ms);
+              else {
+                putErrors++;
+                if (putErrorSamples.length < 3)
+                  putErrorSamples.push(`${r.status} ${r.body.toString().slice(0, 200)}`);
+              }
+            },
+            (e) => {
               putErrors++;
-              if (putErrorSamples.length < 3)
-                putErrorSamples.push(`${r.status} ${r.body.toString().slice(0, 200)}`);
-            }
-          },
-          (e) => {
-            putErrors++;
-            if (putErrorSamples.length < 3) putErrorSamples.push(String(e));
-          },
+              if (putErrorSamples.length < 3) putErrorSamples.push(String(e));
+            },
+          ),
+        );
+      }
+      const issuedS = (performance.now() - start) / 1000;
+      await Promise.all(puts);
+      return { putLat, putErrors, putErrorSamples, issuedS };
+    };
+    // A warm-up at the same rate, not counted: what is measured is a running server's fan-out
+    // (and the receivers' code is compiled), not the first second of JIT compilation.
+    if (o.watchWarmup > 0) {
+      const warm = await update(o.watchWarmup);
+      await Promise.all(
+        per.map((_, i) =>
+          ww.run<number>(i, {
+            kind: 'watch-settle',
+            expect: o.watchWarmup - warm.putErrors,
+            timeoutMs: 30_000,
+          }),
         ),
       );
     }
-    const issuedS = (performance.now() - start) / 1000;
-    await Promise.all(puts);
+    const meter = new CpuMeter([...a.pids(), ...ww.pids]);
+    const noise = new NoiseMeter(ctx.etcd ? [ctx.etcd.pid] : []);
+    const { putLat, putErrors, putErrorSamples, issuedS } = await update(updates);
     const parts = await Promise.all(
       per.map((_, i) =>
         ww.run<WatchPart>(i, { kind: 'watch-collect', expect: updates - putErrors, timeoutMs: 30_000 }),
@@ -103,6 +122,7 @@ export async function watchScenario(ctx: Ctx, a: Instance, h2: boolean): Promise
       watchers: o.watchers,
       opened,
       updates,
+      warmup: o.watchWarmup,
       updateRate: (updates - 1) / Math.max(issuedS, 1e-3),
       p50: s.p50,
       p90: s.p90,

@@ -57,7 +57,7 @@ export class StreamAborted extends Error {
 export interface SessionTarget {
   /** http://host:port, https://host:port, unix:path, or host:port (plain text). */
   url: string;
-  tls?: { ca?: Buffer; cert?: Buffer; key?: Buffer } | null;
+  tls?: { ca?: string | Buffer; cert?: string | Buffer; key?: string | Buffer } | null;
 }
 
 interface Stream {
