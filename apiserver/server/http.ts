@@ -1,12 +1,12 @@
 // The few things every handler does with a raw request/response, for both
-// HTTP/1.1 and HTTP/2 (node:http2 compatibility API).
+// HTTP/1.1 (node:http) and HTTP/2 (h2-exchange.ts, the same shape).
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+import type { H2Request, H2Response } from './h2-exchange';
 import type { Duplex } from 'node:stream';
 import { goStatus, requestEntityTooLarge, StatusError, type Status } from '../../shared/api/status';
 
-export type Req = IncomingMessage | Http2ServerRequest;
-export type Res = ServerResponse | Http2ServerResponse;
+export type Req = IncomingMessage | H2Request;
+export type Res = ServerResponse | H2Response;
 
 /** An HTTP/1.1 request asking for an upgrade: the raw socket, and bytes the client sent after the head. */
 export interface Upgrade {

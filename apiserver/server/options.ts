@@ -75,7 +75,7 @@ const serving: FlagSpec[] = [
     name: 'http2-max-streams-per-connection',
     type: 'int',
     default: 0,
-    help: 'The limit on concurrent HTTP/2 streams per connection; 0 means the default of the HTTP/2 library.',
+    help: 'The limit that the server gives to clients for the maximum number of streams in an HTTP/2 connection. Zero means 100, as kube-apiserver.',
     validate: nonNegative,
   },
   {

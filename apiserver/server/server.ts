@@ -1,7 +1,8 @@
 // The apiserver process: one HTTPS listener (HTTP/2 and HTTP/1.1), the filter
 // chain (authentication, max-in-flight, authorization, timeout), the routes
 // (resources, discovery, health, version), post-start hooks and graceful shutdown.
-import http2 from 'node:http2';
+import http from 'node:http';
+import tls from 'node:tls';
 import { logger } from '../../shared/log';
 import {
   badRequest,
@@ -27,6 +28,8 @@ import { send, sendJSON, type Req, type Res } from './http';
 import type { ServingTLS } from './tls';
 import { RequestAbort } from './request-abort';
 import { ServerResponse, type IncomingMessage } from 'node:http';
+import { ServerSession } from '../../shared/http2/server-session';
+import { exchange, type H2Request } from './h2-exchange';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { UPGRADE, type UpgradeRequest } from './http';
@@ -78,7 +81,10 @@ interface Hook {
 }
 
 export class APIServer {
-  private server: http2.Http2SecureServer | null = null;
+  private server: tls.Server | null = null;
+  /** Takes the HTTP/1.1 connections of the TLS listener (h2 ones get a ServerSession). */
+  private http1: http.Server | null = null;
+  private readonly h2Sessions = new Set<ServerSession>();
   private readonly discovery: Discovery;
   readonly healthz = new HealthEndpoint('healthz');
   readonly livez = new HealthEndpoint('livez');
@@ -127,26 +133,38 @@ export class APIServer {
     this.readyz.add('shutdown', () => {
       if (this.shuttingDown) throw new Error('process is shutting down');
     });
-    const settings: http2.Settings = {};
-    if (this.o.http2MaxStreamsPerConnection > 0)
-      settings.maxConcurrentStreams = this.o.http2MaxStreamsPerConnection;
-    this.server = http2.createSecureServer(
+    // One TLS listener; ALPN picks HTTP/2 (tkube's own server, shared/http2) or HTTP/1.1 (node:http).
+    const http1 = (this.http1 = http.createServer((req, res) => this.track(this.handle(req, res))));
+    http1.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) =>
+      this.track(this.handleUpgrade(req, socket, head)),
+    );
+    http1.on('clientError', (_err, socket: Duplex) => socket.destroy());
+    const maxStreams = this.o.http2MaxStreamsPerConnection || DEFAULT_MAX_STREAMS;
+    this.server = tls.createServer(
       {
         cert: this.o.tls.certPem,
         key: this.o.tls.keyPem,
         ca: this.o.tls.clientCaPem,
         requestCert: !!this.o.tls.clientCaPem,
         rejectUnauthorized: false,
-        allowHTTP1: true,
-        settings,
         ALPNProtocols: ['h2', 'http/1.1'],
         ...(this.o.security.tlsOptions ?? {}),
       },
-      (req, res) => this.track(this.handle(req, res)),
-    );
-    this.server.on('sessionError', () => {});
-    this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) =>
-      this.track(this.handleUpgrade(req, socket, head)),
+      (socket) => {
+        socket.setNoDelay(true);
+        if (socket.alpnProtocol !== 'h2') {
+          http1.emit('connection', socket);
+          return;
+        }
+        const session = new ServerSession(socket, {
+          maxConcurrentStreams: maxStreams,
+          onStream: (stream) => exchange(stream, socket, (req, res) => this.track(this.handle(req, res))),
+        });
+        this.h2Sessions.add(session);
+        session.onClose = () => this.h2Sessions.delete(session);
+        // Connections opened while shutting down are told at once that no new streams are taken.
+        if (this.draining) session.goaway();
+      },
     );
     this.server.on('tlsClientError', () => {});
     const server = this.server;
@@ -213,7 +231,7 @@ export class APIServer {
         return;
       }
       if (this.o.goawayChance > 0 && req.httpVersionMajor === 2 && Math.random() < this.o.goawayChance) {
-        (req as http2.Http2ServerRequest).stream.session?.goaway();
+        (req as H2Request).stream.session.goaway();
       }
       // Kubernetes' filter order: authentication, audit, impersonation, max-in-flight, authorization.
       info = parseRequestInfo(method, path, query);
@@ -413,6 +431,10 @@ export class APIServer {
     const server = this.server;
     if (server) {
       const closed = new Promise<void>((r) => server.close(() => r()));
+      // Like Go's server: HTTP/2 clients get GOAWAY (their streams under way finish), idle
+      // HTTP/1.1 connections close.
+      for (const s of this.h2Sessions) s.goaway();
+      this.http1?.closeIdleConnections();
       this.o.registry.stop();
       const deadline = Date.now() + this.o.requestTimeoutMs;
       while (this.active.size && Date.now() < deadline)
@@ -423,6 +445,12 @@ export class APIServer {
 }
 
 const CLIENT_GONE = new Error('the client closed the connection');
+
+/**
+ * Concurrent streams per HTTP/2 connection when --http2-max-streams-per-connection is 0:
+ * kube-apiserver's 100, what Go's clients assume before the server's SETTINGS arrive.
+ */
+const DEFAULT_MAX_STREAMS = 100;
 
 function isStreamingConnect(info: RequestInfo): boolean {
   return (

@@ -288,7 +288,7 @@ export function ceilingTable(run: RunResult): string {
   for (const f of [c.bareFanout, c.bareFanoutH2]) {
     if (!f) continue;
     const to = f.h2
-      ? `${num(f.watchers, 0)} h2 watch streams (one connection per receiving process)`
+      ? `${num(f.watchers, 0)} h2 watch streams (100 to a connection)`
       : `${num(f.watchers, 0)} HTTP/1.1 watchers`;
     rows.push([
       `bare TLS server writing ${num(f.updates, 0)} 1.4 KB events at ${num(f.rate, 0)}/s to ${to}, one write each`,

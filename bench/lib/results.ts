@@ -95,7 +95,7 @@ export interface BackendResult {
   };
   list?: ListRow[];
   watch?: WatchFigures;
-  /** The same fan-out with the watches as h2 streams (one connection per worker process). */
+  /** The same fan-out with the watches as h2 streams (100 to a connection). */
   watchH2?: WatchFigures;
   memory?: {
     idleRss: number;
@@ -128,7 +128,7 @@ export interface BackendResult {
 }
 
 export interface BareFanoutRow {
-  /** The watches were h2 streams (one connection per worker), not HTTP/1.1 connections. */
+  /** The watches were h2 streams (100 to a connection), not HTTP/1.1 connections. */
   h2?: boolean;
   watchers: number;
   updates: number;
@@ -171,7 +171,7 @@ export interface RunResult {
     firstStartWithCertsMs?: number;
     /** The bare server writing the watch scenario's events to as many HTTP/1.1 watchers. */
     bareFanout?: BareFanoutRow;
-    /** The same over h2, one connection per receiving worker. */
+    /** The same over h2, 100 streams to a connection. */
     bareFanoutH2?: BareFanoutRow;
   };
   backends: BackendResult[];

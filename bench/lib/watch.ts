@@ -5,12 +5,13 @@
 // a byte search. The receivers share the machine's cores with the server
 // measured, so they are as lean as they can be: HTTP/1.1 watches are bare TLS
 // sockets with a chunked-encoding decoder of their own, and h2 watches are
-// streams of one connection per worker framed by tkube's own HTTP/2 client (as
-// client-go multiplexes its watches on one connection); undici's per-chunk
-// stream machinery cost more than the decoding.
+// streams framed by tkube's own HTTP/2 client, 100 to a connection (as client-go
+// multiplexes its watches, opening another connection at kube-apiserver's
+// default stream limit); undici's per-chunk stream machinery cost more than
+// the decoding.
 import * as tls from 'node:tls';
-import { H2Session, type StreamHandler } from '../../apiserver/storage/etcd3/h2/session';
-import { encodeHeaders } from '../../apiserver/storage/etcd3/h2/hpack';
+import { H2Session, type StreamHandler } from '../../shared/http2/client-session';
+import { encodeHeaders } from '../../shared/http2/hpack';
 import type { Target } from './procs';
 import { Samples, wallNow } from './stats';
 
@@ -19,7 +20,7 @@ export interface WatchOpenTask {
   target: Target;
   path: string;
   watchers: number;
-  /** Multiplex the watches as h2 streams on one connection (instead of one HTTP/1.1 connection each). */
+  /** Multiplex the watches as h2 streams, STREAMS_PER_CONNECTION to a connection (instead of one HTTP/1.1 connection each). */
   h2?: boolean;
 }
 
@@ -46,6 +47,9 @@ export interface WatchResult {
   errors: number;
   errorSamples: string[];
 }
+
+/** kube-apiserver's default SETTINGS_MAX_CONCURRENT_STREAMS (and tkube's). */
+const STREAMS_PER_CONNECTION = 100;
 
 const STAMP = Buffer.from('"ts":"');
 const MODIFIED = Buffer.from('{"type":"MODIFIED"');
@@ -210,7 +214,7 @@ class RawWatch {
 
 /** One worker's share of the watchers; open() once, then collect() once. */
 export class WatchGroup {
-  private session: H2Session | undefined;
+  private readonly sessions: H2Session[] = [];
   private readonly watchers: Watcher[] = [];
   private readonly lat = new Samples(1 << 16);
   private errors = 0;
@@ -235,10 +239,17 @@ export class WatchGroup {
       });
     let openStream: (() => Promise<void>) | undefined;
     if (t.h2) {
-      const session = (this.session = new H2Session({
-        url: t.target.origin,
-        tls: { ca: t.target.ca, cert: t.target.cert, key: t.target.key },
-      }));
+      let opened = 0;
+      const session = () => {
+        if (opened++ % STREAMS_PER_CONNECTION === 0)
+          this.sessions.push(
+            new H2Session({
+              url: t.target.origin,
+              tls: { ca: t.target.ca, cert: t.target.cert, key: t.target.key },
+            }),
+          );
+        return this.sessions[this.sessions.length - 1];
+      };
       const block = encodeHeaders([
         [':method', 'GET'],
         [':scheme', 'https'],
@@ -268,7 +279,7 @@ export class WatchGroup {
             },
           };
           try {
-            session.request(block, Buffer.alloc(0), handler);
+            session().request(block, Buffer.alloc(0), handler);
           } catch (e) {
             handler.aborted(e as Error & { unprocessed: boolean });
           }
@@ -306,7 +317,7 @@ export class WatchGroup {
     await this.waitFor(t.expect, t.timeoutMs);
     for (const w of this.watchers) w.closed = true;
     for (const r of this.raw) r.close();
-    this.session?.destroy(new Error('the watch scenario is over'));
+    for (const s of this.sessions) s.destroy(new Error('the watch scenario is over'));
     return {
       opened: this.watchers.length,
       received: this.watchers.reduce((s, w) => s + w.received, 0),

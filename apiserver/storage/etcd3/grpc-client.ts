@@ -1,4 +1,4 @@
-// gRPC to one etcd endpoint over tkube's own HTTP/2 connection (h2/session.ts):
+// gRPC to one etcd endpoint over tkube's own HTTP/2 connection (shared/http2/client-session.ts):
 // unary calls, and bidi streams (Watch). A unary call is one HTTP/2 request (a
 // length-prefixed message) answered by one length-prefixed message and a
 // grpc-status trailer; a stream carries such messages both ways. grpc-js wraps
@@ -12,8 +12,8 @@
 // connected server says "No connection established", which lets a write retry
 // on another endpoint.
 import { EventEmitter } from 'node:events';
-import { encodeHeaders, type HeaderFields } from './h2/hpack';
-import { H2Session, type StreamAborted, type StreamHandler } from './h2/session';
+import { encodeHeaders, type HeaderFields } from '../../../shared/http2/hpack';
+import { H2Session, type StreamAborted, type StreamHandler } from '../../../shared/http2/client-session';
 
 /**
  * gRPC status codes (grpc/grpc doc/statuscodes.md). grpc-js's `status` has the same numbers, but

@@ -22,6 +22,7 @@ import {
   frame,
   HEADER_SIZE,
   PREFACE,
+  rstStream,
   Setting,
   settings,
   windowUpdate,
@@ -185,9 +186,7 @@ export class H2Session {
   /** Ends a stream from this side (RST_STREAM CANCEL); its handler hears nothing more. */
   cancel(id: number): void {
     if (!this.streams.delete(id) || this.destroyed) return;
-    const p = Buffer.allocUnsafe(4);
-    p.writeUInt32BE(ErrorCode.CANCEL, 0);
-    this.write(frame(FrameType.RST_STREAM, 0, id, p));
+    this.write(rstStream(id, ErrorCode.CANCEL));
   }
 
   /** Calls `done` when the server answers a PING. */

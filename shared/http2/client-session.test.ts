@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import * as http2 from 'node:http2';
 import { encodeHeaders, HpackDecoder, type HeaderFields } from './hpack';
 import { huffmanDecode } from './huffman';
-import { H2Session, StreamAborted } from './session';
+import { H2Session, StreamAborted } from './client-session';
 
 interface Answer {
   blocks: { fields: HeaderFields; end: boolean }[];

@@ -1,12 +1,13 @@
 // HTTP/2 framing (RFC 9113 section 4 and 6): the frame types, flags, settings and error
-// codes tkube's client acts on (others are ignored), frame headers, and a reader that cuts a
-// byte stream into frames.
+// codes tkube's client and server act on (others are ignored), frame headers, and a reader
+// that cuts a byte stream into frames.
 
 export const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 
 export const enum FrameType {
   DATA = 0x0,
   HEADERS = 0x1,
+  PRIORITY = 0x2,
   RST_STREAM = 0x3,
   SETTINGS = 0x4,
   PUSH_PROMISE = 0x5,
@@ -27,14 +28,21 @@ export const enum Flag {
 }
 
 export const enum Setting {
+  HEADER_TABLE_SIZE = 0x1,
   ENABLE_PUSH = 0x2,
+  MAX_CONCURRENT_STREAMS = 0x3,
   INITIAL_WINDOW_SIZE = 0x4,
   MAX_FRAME_SIZE = 0x5,
 }
 
 export const enum ErrorCode {
+  NO_ERROR = 0x0,
+  PROTOCOL_ERROR = 0x1,
+  INTERNAL_ERROR = 0x2,
+  FLOW_CONTROL_ERROR = 0x3,
   REFUSED_STREAM = 0x7,
   CANCEL = 0x8,
+  COMPRESSION_ERROR = 0x9,
 }
 
 export const HEADER_SIZE = 9;
@@ -72,6 +80,19 @@ export function windowUpdate(id: number, increment: number): Buffer {
   const p = Buffer.allocUnsafe(4);
   p.writeUInt32BE(increment, 0);
   return frame(FrameType.WINDOW_UPDATE, 0, id, p);
+}
+
+export function goaway(lastId: number, code: ErrorCode): Buffer {
+  const p = Buffer.allocUnsafe(8);
+  p.writeUInt32BE(lastId, 0);
+  p.writeUInt32BE(code, 4);
+  return frame(FrameType.GOAWAY, 0, 0, p);
+}
+
+export function rstStream(id: number, code: ErrorCode): Buffer {
+  const p = Buffer.allocUnsafe(4);
+  p.writeUInt32BE(code, 0);
+  return frame(FrameType.RST_STREAM, 0, id, p);
 }
 
 export function settings(values: readonly (readonly [Setting, number])[]): Buffer {

@@ -1,7 +1,7 @@
-// HPACK (RFC 7541) for tkube's own HTTP/2 client: a full decoder (static and
-// dynamic tables, Huffman) for what the server sends, and an encoder of plain
-// literals that are never indexed, so the server's table for our requests stays
-// empty and our side keeps no encoder state.
+// HPACK (RFC 7541) for tkube's own HTTP/2 client and server: a full decoder
+// (static and dynamic tables, Huffman) for what the peer sends, and an encoder
+// of plain literals that are never indexed, so the peer's table for what we
+// send stays empty and our side keeps no encoder state.
 import { huffmanDecode } from './huffman';
 
 /** The static table (RFC 7541 appendix A); index 1 is STATIC[0]. */
@@ -87,18 +87,30 @@ export class HpackDecoder {
 
   /** The fields of one complete header block; a repeated name keeps its last value. */
   decode(block: Uint8Array): HeaderFields {
+    const out: HeaderFields = {};
+    this.each(block, (name, value) => (out[name] = value));
+    return out;
+  }
+
+  /** The fields of one complete header block in order, repeated names included. */
+  decodeList(block: Uint8Array): [string, string][] {
+    const out: [string, string][] = [];
+    this.each(block, (name, value) => out.push([name, value]));
+    return out;
+  }
+
+  private each(block: Uint8Array, field: (name: string, value: string) => void): void {
     this.buf = block;
     this.pos = 0;
-    const out: HeaderFields = {};
     while (this.pos < block.length) {
       const b = block[this.pos];
       if (b & 0x80) {
         const [name, value] = this.entry(this.int(7));
-        out[name] = value;
+        field(name, value);
       } else if (b & 0x40) {
         const [name, value] = this.literal(6);
         this.add(name, value);
-        out[name] = value;
+        field(name, value);
       } else if (b & 0x20) {
         const size = this.int(5);
         if (size > TABLE_SIZE) throw new Error(`hpack: table size ${size} above the ${TABLE_SIZE} allowed`);
@@ -107,10 +119,9 @@ export class HpackDecoder {
       } else {
         // Without indexing (0000) or never indexed (0001): same layout, 4-bit prefix.
         const [name, value] = this.literal(4);
-        out[name] = value;
+        field(name, value);
       }
     }
-    return out;
   }
 
   private entry(index: number): readonly [string, string] {
@@ -173,6 +184,13 @@ export class HpackDecoder {
   }
 }
 
+/** Static table indexes: of a whole field ("name\0value"), and of a name's first entry. */
+const STATIC_FIELD = new Map(STATIC.map(([n, v], i) => [`${n}\0${v}`, i + 1]));
+const STATIC_NAME = new Map<string, number>();
+STATIC.forEach(([n], i) => {
+  if (!STATIC_NAME.has(n)) STATIC_NAME.set(n, i + 1);
+});
+
 function pushInt(out: number[], first: number, prefix: number, v: number): void {
   const max = (1 << prefix) - 1;
   if (v < max) {
@@ -200,14 +218,14 @@ function pushString(out: number[], s: string): void {
 export function encodeHeaders(fields: readonly (readonly [string, string])[]): Buffer {
   const out: number[] = [];
   for (const [name, value] of fields) {
-    const full = STATIC.findIndex(([n, v]) => n === name && v === value);
-    if (full >= 0) {
-      pushInt(out, 0x80, 7, full + 1);
+    const full = STATIC_FIELD.get(`${name}\0${value}`);
+    if (full !== undefined) {
+      pushInt(out, 0x80, 7, full);
       continue;
     }
-    const byName = STATIC.findIndex(([n]) => n === name);
-    pushInt(out, 0x10, 4, byName + 1);
-    if (byName < 0) pushString(out, name);
+    const byName = STATIC_NAME.get(name) ?? 0;
+    pushInt(out, 0x10, 4, byName);
+    if (byName === 0) pushString(out, name);
     pushString(out, value);
   }
   return Buffer.from(out);
