@@ -67,7 +67,7 @@ const USAGE = `usage: node dist/bench/run.js [options]
   --update-rate <n>              updates per second (default 100)
   --client-procs <n>             load worker processes for 16+ clients (default 2)
   --watch-procs <n>              worker processes holding the watchers (default 4)
-  --no-watch-h2                  skip the extra fan-out run with the watches as h2 streams
+  --no-watch-http1               skip the extra fan-out run with one HTTP/1.1 connection per watcher
   --idle-wait <s>                wait before reading idle RSS (default 10)
   --no-record                    do not write bench/results/ nor docs/performance.md`;
 
@@ -86,7 +86,7 @@ function options(): Options {
       'update-rate': { type: 'string', default: '100' },
       'client-procs': { type: 'string', default: '2' },
       'watch-procs': { type: 'string', default: '4' },
-      'no-watch-h2': { type: 'boolean', default: false },
+      'no-watch-http1': { type: 'boolean', default: false },
       'idle-wait': { type: 'string', default: '10' },
       'no-record': { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
@@ -121,7 +121,7 @@ function options(): Options {
     updateRate: Number(values['update-rate']),
     clientProcs: int('client-procs', values['client-procs']),
     watchProcs: int('watch-procs', values['watch-procs']),
-    watchH2: !values['no-watch-h2'],
+    watchHttp1: !values['no-watch-http1'],
     idleWaitMs: Number(values['idle-wait']) * 1000,
     profileDir: values.profile ? resolve(values.profile) : undefined,
     record: !values['no-record'],
@@ -225,7 +225,7 @@ async function main(): Promise<void> {
           );
         }
         if (opts.only.has('watch')) {
-          for (const h2 of opts.watchH2 ? [false, true] : [false]) {
+          for (const h2 of opts.watchHttp1 ? [true, false] : [true]) {
             const f = await bareFanoutCeiling(bare, {
               watchers: opts.watchers,
               updates: opts.watchUpdates,

@@ -4,7 +4,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { BackendResult, BudgetLine, LoadRow, RawEtcdRow, RunResult } from './results';
+import type { BackendResult, BudgetLine, LoadRow, RawEtcdRow, RunResult, WatchFigures } from './results';
 import { kib, ms, num, pct } from './stats';
 
 /** kube-apiserver v1.20 + etcd 3.4 figures from issue 11: reference only, measured elsewhere. */
@@ -192,15 +192,15 @@ export function backendTable(r: BackendResult, run: RunResult): string {
       l.other,
     );
   }
-  for (const w of [r.watch, r.watchH2]) {
+  for (const w of [r.watchH2, r.watch]) {
     if (!w) continue;
     add(
-      `watch${w.h2 ? ' over h2 (extra)' : ', HTTP/1.1'}: ${w.opened} watchers, ${num(w.updateRate)} updates/s x ${num(w.updates / w.updateRate, 0)} s`,
+      `watch${w.h2 ? ', h2 (100 streams to a connection)' : ', HTTP/1.1 (extra)'}: ${w.opened} watchers, ${num(w.updateRate)} updates/s x ${num(w.updates / w.updateRate, 0)} s`,
       `p50 ${num(w.p50)} / p99 ${num(w.p99)} ms (max ${num(w.max)}); ${num((100 * w.delivered) / Math.max(1, w.expected), 1)}% delivered; apiserver ${pct(w.apiserverCpu)} CPU (${num(w.apiserverCpuUsPerEvent)} µs per delivery)${w.etcdCpu !== undefined ? `, etcd ${pct(w.etcdCpu)}` : ''}, watch clients ${pct(w.clientCpu)}; PUT p99 ${num(w.putP99)} ms${errs(w.errors)}`,
       ((f) => (f ? `bare TLS fan-out p99 ${num(f.p99)} ms` : ''))(w.h2 ? c.bareFanoutH2 : c.bareFanout),
       '',
-      w.h2 ? '' : r.backend === 'etcd' ? SAME_ETCD_REFERENCE.watch : REFERENCE.watch,
-      w.h2 ? '' : `p99 ≤ ${BUDGET.watchP99Ms[r.backend] ?? BUDGET.watchP99Ms.embedded} ms`,
+      w !== budgetWatch(r) ? '' : r.backend === 'etcd' ? SAME_ETCD_REFERENCE.watch : REFERENCE.watch,
+      w !== budgetWatch(r) ? '' : `p99 ≤ ${BUDGET.watchP99Ms[r.backend] ?? BUDGET.watchP99Ms.embedded} ms`,
       w.other,
     );
   }
@@ -405,12 +405,12 @@ export function evaluateBudget(run: RunResult): BudgetLine[] {
         `${ms(rv0p.medianMs)} vs ${ms(rv0j.medianMs)}`,
         rv0p.medianMs < rv0j.medianMs,
       );
-    if (r.watch) {
-      const w = r.watch;
+    const w = budgetWatch(r);
+    if (w) {
       const all = w.delivered >= w.expected && w.opened >= w.watchers;
       const budget = BUDGET.watchP99Ms[r.backend] ?? BUDGET.watchP99Ms.embedded;
       add(
-        `watch ${w.watchers} watchers × ${num(w.updates, 0)} updates p99 at ${num(w.updateRate, 0)} updates/s`,
+        `watch ${w.watchers} watchers × ${num(w.updates, 0)} updates p99 at ${num(w.updateRate, 0)} updates/s${w.h2 ? ', h2' : ''}`,
         `≤ ${budget} ms, all delivered`,
         `${ms(w.p99)}, ${num((100 * w.delivered) / Math.max(1, w.expected), 1)}% delivered`,
         w.p99 <= budget && all,
@@ -524,8 +524,8 @@ function summaryOf(r: BackendResult, run: RunResult): string {
     parts.push(
       `list ${num(rv0j.items, 0)} RV=0 ${num(rv0j.medianMs, 0)} ms JSON / ${num(rv0p?.medianMs, 0)} ms PB`,
     );
-  if (r.watch) parts.push(`watch ${r.watch.opened} p99 ${num(r.watch.p99)} ms`);
-  if (r.watchH2) parts.push(`(h2 ${num(r.watchH2.p99)} ms)`);
+  if (r.watchH2) parts.push(`watch ${r.watchH2.opened} p99 ${num(r.watchH2.p99)} ms (h2)`);
+  if (r.watch) parts.push(`(HTTP/1.1 ${num(r.watch.p99)} ms)`);
   for (const p of r.memory?.points ?? []) parts.push(`${kib(p.perPod)}/pod at ${num(p.pods, 0)}`);
   return `${r.backend}: ${parts.join(', ')}`;
 }
@@ -549,4 +549,9 @@ export function appendHistory(repo: string, run: RunResult, resultFile: string):
   if (next < 0) text = `${text.trimEnd()}\n${line}\n`;
   else text = `${text.slice(0, next).trimEnd()}\n${line}\n${text.slice(next)}`;
   writeFileSync(file, text);
+}
+
+/** The watch row the budget reads: h2 when measured (records before the fourth session have only HTTP/1.1). */
+function budgetWatch(r: BackendResult): WatchFigures | undefined {
+  return r.watchH2 ?? r.watch;
 }

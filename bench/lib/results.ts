@@ -94,8 +94,9 @@ export interface BackendResult {
     clientCpu?: number;
   };
   list?: ListRow[];
+  /** The watch fan-out with one HTTP/1.1 connection per watcher (extra since 2026-11-26's fourth session). */
   watch?: WatchFigures;
-  /** The same fan-out with the watches as h2 streams (100 to a connection). */
+  /** The watches as h2 streams, 100 to a connection as client-go opens them: the budget's row. */
   watchH2?: WatchFigures;
   memory?: {
     idleRss: number;

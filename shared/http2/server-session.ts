@@ -41,6 +41,8 @@ const STREAM_HIGH_WATER = 64 << 10;
 const SOCKET_HIGH_WATER = 4 << 20;
 /** Runs of small buffers are joined into one before the socket write; larger ones go as they are. */
 const JOIN_BELOW = 16 << 10;
+/** A turn's frames up to this size are joined in a buffer the session reuses. */
+const ARENA_BYTES = 256 << 10;
 
 export interface ServerSessionOptions {
   /** SETTINGS_MAX_CONCURRENT_STREAMS: streams beyond it are refused. */
@@ -126,10 +128,13 @@ export class ServerSession {
   private sendWindow = DEFAULT_WINDOW;
   private recvUnacked = 0;
   private block: { id: number; end: boolean; parts: Buffer[] } | null = null;
-  private out: Buffer[] = [];
+  /** Frames of this turn: whole frames, or DATA frames whose header is written at flush. */
+  private out: (Buffer | DataFrame)[] = [];
   private outBytes = 0;
   private flushing = false;
   private socketFull = false;
+  /** Join buffers not in a write under way. */
+  private arenas: Buffer[] = [];
   /** GOAWAY sent: no new streams; the connection closes once the last one is over. */
   private goingAway = false;
   /** The socket was ended: nothing more is written. */
@@ -253,16 +258,11 @@ export class ServerSession {
       s.sendWindow -= n;
       this.sendWindow -= n;
       const last = s.endQueued && s.queue.length === 0;
-      const h = Buffer.allocUnsafe(HEADER_SIZE);
-      writeHeader(h, 0, n, FrameType.DATA, last ? Flag.END_STREAM : 0, s.id);
-      this.write(h);
-      this.write(chunk);
+      this.writeData(s.id, last ? Flag.END_STREAM : 0, chunk);
       if (last) s.endSent = true;
     }
     if (s.endQueued && !s.endSent && s.queue.length === 0) {
-      const h = Buffer.allocUnsafe(HEADER_SIZE);
-      writeHeader(h, 0, 0, FrameType.DATA, Flag.END_STREAM, s.id);
-      this.write(h);
+      this.writeData(s.id, Flag.END_STREAM, EMPTY);
       s.endSent = true;
     }
     if (s.queue.length) this.blocked.add(s);
@@ -330,6 +330,18 @@ export class ServerSession {
     if (this.ending) return;
     this.out.push(b);
     this.outBytes += b.length;
+    this.scheduleFlush();
+  }
+
+  /** A DATA frame: its header is made at flush, straight into the buffer that goes out. */
+  private writeData(id: number, flags: number, payload: Buffer): void {
+    if (this.ending) return;
+    this.out.push({ id, flags, payload });
+    this.outBytes += HEADER_SIZE + payload.length;
+    this.scheduleFlush();
+  }
+
+  private scheduleFlush(): void {
     if (this.flushing || this.destroyed) return;
     this.flushing = true;
     setImmediate(() => this.flush());
@@ -337,34 +349,52 @@ export class ServerSession {
 
   private flush(): void {
     this.flushing = false;
-    const bufs = this.out;
+    const frames = this.out;
     const total = this.outBytes;
     this.out = [];
     this.outBytes = 0;
-    if (this.destroyed || !bufs.length) return;
-    let ok: boolean;
-    if (bufs.length === 1 || total < JOIN_BELOW * 4)
-      ok = this.socket.write(join(bufs, 0, bufs.length, total));
-    else {
-      // Small frames (headers, watch events) joined, large DATA payloads written as they are.
-      this.socket.cork();
-      let from = 0;
-      let run = 0;
-      for (let i = 0; i < bufs.length; i++) {
-        if (bufs[i].length < JOIN_BELOW) {
-          run += bufs[i].length;
+    if (this.destroyed || !frames.length) return;
+    const socket = this.socket;
+    if (total <= ARENA_BYTES) {
+      // The turn's frames (a watch event to a hundred streams: ~150 KB) joined in a reused
+      // buffer: a fresh one per turn would be external memory V8 answers with full collections.
+      const arena = this.arenas.pop() ?? Buffer.allocUnsafeSlow(ARENA_BYTES);
+      let at = 0;
+      for (const f of frames) at = put(arena, at, f);
+      // Free again once written (TLS encrypts it within write() unless the socket queues it).
+      socket.write(arena.subarray(0, total), () => {
+        if (this.arenas.length < 2) this.arenas.push(arena);
+      });
+    } else {
+      // A large answer: small frames joined, large DATA payloads written as they are.
+      socket.cork();
+      let run: (Buffer | DataFrame)[] = [];
+      let runBytes = 0;
+      const joinRun = () => {
+        if (!run.length) return;
+        const b = Buffer.allocUnsafe(runBytes);
+        let at = 0;
+        for (const f of run) at = put(b, at, f);
+        socket.write(b);
+        run = [];
+        runBytes = 0;
+      };
+      for (const f of frames) {
+        if (Buffer.isBuffer(f) || f.payload.length < JOIN_BELOW) {
+          run.push(f);
+          runBytes += Buffer.isBuffer(f) ? f.length : HEADER_SIZE + f.payload.length;
           continue;
         }
-        if (i > from) this.socket.write(join(bufs, from, i, run));
-        this.socket.write(bufs[i]);
-        from = i + 1;
-        run = 0;
+        joinRun();
+        const h = Buffer.allocUnsafe(HEADER_SIZE);
+        writeHeader(h, 0, f.payload.length, FrameType.DATA, f.flags, f.id);
+        socket.write(h);
+        socket.write(f.payload);
       }
-      if (from < bufs.length) this.socket.write(join(bufs, from, bufs.length, run));
-      this.socket.uncork();
-      ok = this.socket.writableLength < SOCKET_HIGH_WATER;
+      joinRun();
+      socket.uncork();
     }
-    if (!ok && this.socket.writableLength >= SOCKET_HIGH_WATER) this.socketFull = true;
+    if (socket.writableLength >= SOCKET_HIGH_WATER) this.socketFull = true;
   }
 
   // ---- receiving ----
@@ -556,15 +586,20 @@ class ConnectionError extends Error {
   }
 }
 
-function join(bufs: Buffer[], from: number, to: number, total: number): Buffer {
-  if (to - from === 1) return bufs[from];
-  const out = Buffer.allocUnsafe(total);
-  let at = 0;
-  for (let i = from; i < to; i++) {
-    bufs[i].copy(out, at);
-    at += bufs[i].length;
-  }
-  return out;
+/** A DATA frame waiting for its header. */
+interface DataFrame {
+  id: number;
+  flags: number;
+  payload: Buffer;
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/** Copies a frame into `b` at `at`; returns the end. */
+function put(b: Buffer, at: number, f: Buffer | DataFrame): number {
+  if (Buffer.isBuffer(f)) return at + f.copy(b, at);
+  writeHeader(b, at, f.payload.length, FrameType.DATA, f.flags, f.id);
+  return at + HEADER_SIZE + f.payload.copy(b, at + HEADER_SIZE);
 }
 
 function unpad(f: Frame): Buffer {

@@ -25,7 +25,8 @@ export interface Options {
   clientProcs: number;
   watchProcs: number;
   /** Also run the fan-out with the watches multiplexed over h2. */
-  watchH2: boolean;
+  /** Also the fan-out with one HTTP/1.1 connection per watcher. */
+  watchHttp1: boolean;
   profileDir?: string;
   record: boolean;
   idleWaitMs: number;
