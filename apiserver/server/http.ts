@@ -73,17 +73,25 @@ export function send(
   headers: Record<string, string | string[]> = {},
 ): void {
   if (res.headersSent || res.writableEnded || res.destroyed) return;
-  const parts = Array.isArray(body) ? body : [typeof body === 'string' ? Buffer.from(body) : body];
+  const text = typeof body === 'string';
   (res as ServerResponse).writeHead(code, {
     'cache-control': 'no-cache, private',
     ...headers,
     'content-type': contentType,
-    'content-length': String(bodyLength(parts)),
+    'content-length': String(
+      text ? Buffer.byteLength(body) : Array.isArray(body) ? bodyLength(body) : body.length,
+    ),
   });
-  if (parts.length === 1) {
-    res.end(parts[0]);
+  // Text goes as it is: node:http writes it in one piece with the header block, encoded once.
+  if (!Array.isArray(body)) {
+    res.end(body);
     return;
   }
+  if (body.length === 1) {
+    res.end(body[0]);
+    return;
+  }
+  const parts = body;
   // Corked, the parts leave in one writev (HTTP/1.1) or one stream write (h2), with no
   // copy of the whole body: a 40 MB list goes out as fast as one prebuilt buffer.
   const out = res as ServerResponse;

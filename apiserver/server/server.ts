@@ -134,7 +134,11 @@ export class APIServer {
       if (this.shuttingDown) throw new Error('process is shutting down');
     });
     // One TLS listener; ALPN picks HTTP/2 (tkube's own server, shared/http2) or HTTP/1.1 (node:http).
+    // As before under node:http2's HTTP/1.1 fallback: idle keep-alive connections stay open, and
+    // a request's body has no deadline of node's own (the filter chain's timeout applies).
     const http1 = (this.http1 = http.createServer((req, res) => this.track(this.handle(req, res))));
+    http1.keepAliveTimeout = 0;
+    http1.requestTimeout = 0;
     http1.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) =>
       this.track(this.handleUpgrade(req, socket, head)),
     );

@@ -266,6 +266,23 @@ describe('HTTP/2 server session (shared/http2/server-session.ts)', function () {
     for (const lines of got) assert.deepEqual(lines, ['event-0', 'event-1', 'event-2', 'event-3', 'event-4']);
   });
 
+  it('ends a connection whose header block grows past 1 MB with GOAWAY', async () => {
+    h = await serve(() => assert.fail('no stream expected'));
+    const socket = net.connect(Number(new URL(h.url).port), '127.0.0.1');
+    const frames: Frame[] = [];
+    const reader = new FrameReader(1 << 24, (f) => frames.push({ ...f, payload: Buffer.from(f.payload) }));
+    socket.on('data', (c) => reader.push(c));
+    socket.on('error', () => {});
+    // HEADERS without END_HEADERS, then CONTINUATION frames of a never-ending literal.
+    const parts = [PREFACE, settings([]), frame(FrameType.HEADERS, 0x1, 1, Buffer.from([0x82, 0x84, 0x86]))];
+    for (let i = 0; i < 70; i++) parts.push(frame(FrameType.CONTINUATION, 0, 1, Buffer.alloc(16_000, 0x61)));
+    socket.write(Buffer.concat(parts));
+    await new Promise<void>((r) => socket.on('close', () => r()));
+    const away = frames.find((f) => f.type === FrameType.GOAWAY);
+    assert.ok(away, 'a GOAWAY before the close');
+    assert.equal(away.payload.readUInt32BE(4), http2.constants.NGHTTP2_PROTOCOL_ERROR);
+  });
+
   it('closes a connection that does not start with the HTTP/2 preface', async () => {
     h = await serve(() => assert.fail('no stream expected'));
     const socket = net.connect(Number(new URL(h.url).port), '127.0.0.1');

@@ -41,6 +41,8 @@ const STREAM_HIGH_WATER = 64 << 10;
 const SOCKET_HIGH_WATER = 4 << 20;
 /** Runs of small buffers are joined into one before the socket write; larger ones go as they are. */
 const JOIN_BELOW = 16 << 10;
+/** The largest request header block (Go's http.DefaultMaxHeaderBytes, which kube-apiserver keeps). */
+const MAX_HEADER_BLOCK = 1 << 20;
 /** A turn's frames up to this size are joined in a buffer the session reuses. */
 const ARENA_BYTES = 256 << 10;
 
@@ -127,7 +129,7 @@ export class ServerSession {
   private peerMaxFrame = DEFAULT_MAX_FRAME;
   private sendWindow = DEFAULT_WINDOW;
   private recvUnacked = 0;
-  private block: { id: number; end: boolean; parts: Buffer[] } | null = null;
+  private block: { id: number; end: boolean; parts: Buffer[]; bytes: number } | null = null;
   /** Frames of this turn: whole frames, or DATA frames whose header is written at flush. */
   private out: (Buffer | DataFrame)[] = [];
   private outBytes = 0;
@@ -445,6 +447,8 @@ export class ServerSession {
       case FrameType.CONTINUATION: {
         if (!this.block || this.block.id !== f.id) throw new ConnectionError('unexpected CONTINUATION');
         this.block.parts.push(Buffer.from(f.payload));
+        this.block.bytes += f.payload.length;
+        if (this.block.bytes > MAX_HEADER_BLOCK) throw new ConnectionError('header block too large');
         if (f.flags & Flag.END_HEADERS) {
           const { id, end, parts } = this.block;
           this.block = null;
@@ -524,7 +528,7 @@ export class ServerSession {
     if (f.flags & Flag.PRIORITY) p = p.subarray(5);
     const end = (f.flags & Flag.END_STREAM) !== 0;
     if (f.flags & Flag.END_HEADERS) this.onHeaderBlock(f.id, p, end);
-    else this.block = { id: f.id, end, parts: [Buffer.from(p)] };
+    else this.block = { id: f.id, end, parts: [Buffer.from(p)], bytes: p.length };
   }
 
   private onHeaderBlock(id: number, block: Buffer, end: boolean): void {
