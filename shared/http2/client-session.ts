@@ -21,10 +21,13 @@ import {
   FrameType,
   frame,
   HEADER_SIZE,
+  type HeaderBlock,
+  HeaderBlocks,
   PREFACE,
   rstStream,
   Setting,
   settings,
+  unpad,
   windowUpdate,
   writeHeader,
 } from './frames';
@@ -85,8 +88,8 @@ export class H2Session {
   private peerInitialWindow = DEFAULT_WINDOW;
   private sendWindow = DEFAULT_WINDOW;
   private unacked = 0;
-  /** A header block split over CONTINUATION frames: its stream, END_STREAM, and the parts so far. */
-  private block: { id: number; end: boolean; parts: Buffer[] } | null = null;
+  /** Response header blocks are not limited by size here: etcd's are a few fields. */
+  private readonly blocks = new HeaderBlocks(Number.MAX_SAFE_INTEGER);
   private pings: (() => void)[] = [];
   /** The socket connected (and for TLS, the handshake passed): a request may have reached the server. */
   connected = false;
@@ -269,22 +272,14 @@ export class H2Session {
   }
 
   private onFrame(f: Frame): void {
-    if (this.block && f.type !== FrameType.CONTINUATION) throw new Error('http2: header block interrupted');
+    this.blocks.check(f);
     switch (f.type) {
       case FrameType.DATA:
         return this.onData(f);
       case FrameType.HEADERS:
-        return this.onHeaders(f);
-      case FrameType.CONTINUATION: {
-        if (!this.block || this.block.id !== f.id) throw new Error('http2: unexpected CONTINUATION');
-        this.block.parts.push(Buffer.from(f.payload));
-        if (f.flags & Flag.END_HEADERS) {
-          const { id, end, parts } = this.block;
-          this.block = null;
-          this.deliverHeaders(id, Buffer.concat(parts), end);
-        }
-        return;
-      }
+        return this.deliverHeaders(this.blocks.headers(f));
+      case FrameType.CONTINUATION:
+        return this.deliverHeaders(this.blocks.continuation(f));
       case FrameType.RST_STREAM: {
         const s = this.streams.get(f.id);
         if (!s) return;
@@ -350,15 +345,9 @@ export class H2Session {
     s.handler.data(unpad(f), end);
   }
 
-  private onHeaders(f: Frame): void {
-    let p = unpad(f);
-    if (f.flags & Flag.PRIORITY) p = p.subarray(5);
-    const end = (f.flags & Flag.END_STREAM) !== 0;
-    if (f.flags & Flag.END_HEADERS) this.deliverHeaders(f.id, p, end);
-    else this.block = { id: f.id, end, parts: [Buffer.from(p)] };
-  }
-
-  private deliverHeaders(id: number, block: Buffer, end: boolean): void {
+  private deliverHeaders(h: HeaderBlock | null): void {
+    if (!h) return;
+    const { id, block, end } = h;
     // Every block is decoded, even a cancelled stream's: the dynamic table must follow the server's.
     const fields = this.hpack.decode(block);
     const s = this.streams.get(id);
@@ -397,11 +386,4 @@ export class H2Session {
     this.stopTaking();
     if (this.streams.size === 0) this.destroy(new Error(`GOAWAY (HTTP/2 error ${code})`));
   }
-}
-
-function unpad(f: Frame): Buffer {
-  if (!(f.flags & Flag.PADDED)) return f.payload;
-  const pad = f.payload[0];
-  if (pad >= f.payload.length) throw new Error('http2: padding exceeds the frame');
-  return f.payload.subarray(1, f.payload.length - pad);
 }

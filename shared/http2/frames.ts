@@ -146,3 +146,56 @@ export class FrameReader {
     }
   }
 }
+
+/** A frame's payload without its padding (RFC 9113 6.1). */
+export function unpad(f: Frame): Buffer {
+  if (!(f.flags & Flag.PADDED)) return f.payload;
+  const pad = f.payload[0];
+  if (pad >= f.payload.length) throw new Error('http2: padding exceeds the frame');
+  return f.payload.subarray(1, f.payload.length - pad);
+}
+
+/** A complete header block and the stream it opens or ends. */
+export interface HeaderBlock {
+  id: number;
+  /** END_STREAM was set on its HEADERS frame. */
+  end: boolean;
+  block: Buffer;
+}
+
+/**
+ * Joins header blocks split over a HEADERS frame and CONTINUATION frames
+ * (RFC 9113 6.10); nothing else may come in between on the connection.
+ */
+export class HeaderBlocks {
+  private pending: { id: number; end: boolean; parts: Buffer[]; bytes: number } | null = null;
+
+  constructor(private readonly maxBytes: number) {}
+
+  /** Throws unless `f` may come now: only CONTINUATION while a block is open. */
+  check(f: Frame): void {
+    if (this.pending && f.type !== FrameType.CONTINUATION) throw new Error('http2: header block interrupted');
+  }
+
+  /** A HEADERS frame: its block if complete, else null (CONTINUATION frames follow). */
+  headers(f: Frame): HeaderBlock | null {
+    let p = unpad(f);
+    if (f.flags & Flag.PRIORITY) p = p.subarray(5);
+    const end = (f.flags & Flag.END_STREAM) !== 0;
+    if (f.flags & Flag.END_HEADERS) return { id: f.id, end, block: p };
+    this.pending = { id: f.id, end, parts: [Buffer.from(p)], bytes: p.length };
+    return null;
+  }
+
+  /** A CONTINUATION frame: the whole block once END_HEADERS arrives, else null. */
+  continuation(f: Frame): HeaderBlock | null {
+    const b = this.pending;
+    if (!b || b.id !== f.id) throw new Error('http2: unexpected CONTINUATION');
+    b.parts.push(Buffer.from(f.payload));
+    b.bytes += f.payload.length;
+    if (b.bytes > this.maxBytes) throw new Error(`http2: header block over ${this.maxBytes} bytes`);
+    if (!(f.flags & Flag.END_HEADERS)) return null;
+    this.pending = null;
+    return { id: b.id, end: b.end, block: Buffer.concat(b.parts) };
+  }
+}

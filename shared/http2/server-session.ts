@@ -19,10 +19,13 @@ import {
   frame,
   goaway,
   HEADER_SIZE,
+  type HeaderBlock,
+  HeaderBlocks,
   PREFACE,
   rstStream,
   Setting,
   settings,
+  unpad,
   windowUpdate,
   writeHeader,
 } from './frames';
@@ -129,7 +132,7 @@ export class ServerSession {
   private peerMaxFrame = DEFAULT_MAX_FRAME;
   private sendWindow = DEFAULT_WINDOW;
   private recvUnacked = 0;
-  private block: { id: number; end: boolean; parts: Buffer[]; bytes: number } | null = null;
+  private readonly blocks = new HeaderBlocks(MAX_HEADER_BLOCK);
   /** Frames of this turn: whole frames, or DATA frames whose header is written at flush. */
   private out: (Buffer | DataFrame)[] = [];
   private outBytes = 0;
@@ -437,25 +440,15 @@ export class ServerSession {
   }
 
   private onFrame(f: Frame): void {
-    if (this.block && f.type !== FrameType.CONTINUATION)
-      throw new ConnectionError('header block interrupted');
+    this.blocks.check(f);
     switch (f.type) {
       case FrameType.DATA:
         return this.onData(f);
       case FrameType.HEADERS:
-        return this.onHeaders(f);
-      case FrameType.CONTINUATION: {
-        if (!this.block || this.block.id !== f.id) throw new ConnectionError('unexpected CONTINUATION');
-        this.block.parts.push(Buffer.from(f.payload));
-        this.block.bytes += f.payload.length;
-        if (this.block.bytes > MAX_HEADER_BLOCK) throw new ConnectionError('header block too large');
-        if (f.flags & Flag.END_HEADERS) {
-          const { id, end, parts } = this.block;
-          this.block = null;
-          this.onHeaderBlock(id, Buffer.concat(parts), end);
-        }
-        return;
-      }
+        if (f.id === 0) throw new ConnectionError('HEADERS on stream 0');
+        return this.onHeaderBlock(this.blocks.headers(f));
+      case FrameType.CONTINUATION:
+        return this.onHeaderBlock(this.blocks.continuation(f));
       case FrameType.RST_STREAM: {
         if (f.id === 0 || f.payload.length !== 4) throw new ConnectionError('bad RST_STREAM');
         const s = this.streams.get(f.id);
@@ -522,16 +515,9 @@ export class ServerSession {
     if (end) s.onEnd?.();
   }
 
-  private onHeaders(f: Frame): void {
-    if (f.id === 0) throw new ConnectionError('HEADERS on stream 0');
-    let p = unpad(f);
-    if (f.flags & Flag.PRIORITY) p = p.subarray(5);
-    const end = (f.flags & Flag.END_STREAM) !== 0;
-    if (f.flags & Flag.END_HEADERS) this.onHeaderBlock(f.id, p, end);
-    else this.block = { id: f.id, end, parts: [Buffer.from(p)], bytes: p.length };
-  }
-
-  private onHeaderBlock(id: number, block: Buffer, end: boolean): void {
+  private onHeaderBlock(h: HeaderBlock | null): void {
+    if (!h) return;
+    const { id, block, end } = h;
     // Every block is decoded, refused or not: the table must follow the client's encoder.
     const fields = this.hpack.decodeList(block);
     const open = this.streams.get(id);
@@ -604,11 +590,4 @@ function put(b: Buffer, at: number, f: Buffer | DataFrame): number {
   if (Buffer.isBuffer(f)) return at + f.copy(b, at);
   writeHeader(b, at, f.payload.length, FrameType.DATA, f.flags, f.id);
   return at + HEADER_SIZE + f.payload.copy(b, at + HEADER_SIZE);
-}
-
-function unpad(f: Frame): Buffer {
-  if (!(f.flags & Flag.PADDED)) return f.payload;
-  const pad = f.payload[0];
-  if (pad >= f.payload.length) throw new ConnectionError('padding exceeds the frame');
-  return f.payload.subarray(1, f.payload.length - pad);
 }
