@@ -266,6 +266,29 @@ describe('HTTP/2 server session (shared/http2/server-session.ts)', function () {
     for (const lines of got) assert.deepEqual(lines, ['event-0', 'event-1', 'event-2', 'event-3', 'event-4']);
   });
 
+  it('resets a stream whose client sends beyond the window it was given', async () => {
+    let reset: boolean | undefined;
+    h = await serve((s) => {
+      // Never reads the body: the window is never given back.
+      s.onClose = (r) => (reset = r);
+    });
+    const socket = net.connect(Number(new URL(h.url).port), '127.0.0.1');
+    const frames: Frame[] = [];
+    const reader = new FrameReader(1 << 24, (f) => frames.push({ ...f, payload: Buffer.from(f.payload) }));
+    socket.on('data', (c) => reader.push(c));
+    // HEADERS (END_HEADERS, not END_STREAM) for a POST, then 20 DATA frames of 16,000 bytes: 320 KB.
+    const parts = [PREFACE, settings([]), frame(FrameType.HEADERS, 0x4, 1, Buffer.from([0x83, 0x84, 0x86]))];
+    for (let i = 0; i < 20; i++) parts.push(frame(FrameType.DATA, 0, 1, Buffer.alloc(16_000)));
+    socket.write(Buffer.concat(parts));
+    for (let i = 0; i < 100 && !frames.some((f) => f.type === FrameType.RST_STREAM); i++)
+      await new Promise((r) => setTimeout(r, 10));
+    socket.destroy();
+    const rst = frames.find((f) => f.type === FrameType.RST_STREAM);
+    assert.ok(rst, 'RST_STREAM');
+    assert.equal(rst.payload.readUInt32BE(0), http2.constants.NGHTTP2_FLOW_CONTROL_ERROR);
+    assert.equal(reset, true);
+  });
+
   it('ends a connection whose header block grows past 1 MB with GOAWAY', async () => {
     h = await serve(() => assert.fail('no stream expected'));
     const socket = net.connect(Number(new URL(h.url).port), '127.0.0.1');

@@ -77,6 +77,8 @@ export class ServerStream {
   /** @internal */ needDrain = false;
   /** @internal */ remoteEnded: boolean;
   /** @internal */ recvUnacked = 0;
+  /** @internal What the client may still send before we give window back. */
+  recvWindow = STREAM_RECV_WINDOW;
   headersSent = false;
   closed = false;
 
@@ -326,6 +328,7 @@ export class ServerSession {
     s.recvUnacked += n;
     if (s.recvUnacked >= STREAM_RECV_WINDOW / 2) {
       this.write(windowUpdate(s.id, s.recvUnacked));
+      s.recvWindow += s.recvUnacked;
       s.recvUnacked = 0;
     }
   }
@@ -506,6 +509,9 @@ export class ServerSession {
       if (f.id > this.lastStreamId) throw new ConnectionError('DATA on an idle stream');
       return;
     }
+    // A client sending beyond the window it was given would have us hold any amount unread.
+    s.recvWindow -= size;
+    if (s.recvWindow < 0) return this.resetStream(s, ErrorCode.FLOW_CONTROL_ERROR);
     const data = unpad(f);
     // Padding is given back now; the data once the owner has read it.
     if (size > data.length) this.consumed(s, size - data.length);
