@@ -8,6 +8,7 @@
 // fan-out, and the store's next events, are not held up by a thousand sockets),
 // and starts at a random watcher so the same watchers are not always last.
 import { ServerResponse } from 'node:http';
+import { H2Response } from '../../server/h2-exchange';
 import type { Res } from '../../server/http';
 import type { WatchItem } from '../../storage/cacher/watchers';
 
@@ -93,7 +94,8 @@ const CRLF = Buffer.from('\r\n');
  * Where a watch's bytes go. HTTP/1.1 responses are written straight to their
  * socket as chunks of the chunked encoding, so one frame (with its chunk
  * framing) is a single buffer shared by every watcher: one TLS write of it, no
- * per-watcher copy. HTTP/2 streams frame their data themselves.
+ * per-watcher copy. HTTP/2 streams frame their data themselves, and the writes
+ * of a turn to all streams of a connection leave in one TLS write.
  */
 export interface WatchOutput {
   /** Writes the frames; false when the client is not keeping up (wait for onDrain). */
@@ -140,9 +142,16 @@ export function watchOutput(res: Res, frameKey: string | null): WatchOutput {
       },
     };
   }
+  // An HTTP/2 stream frames each write with no copy (the connection joins a turn's frames once).
+  const h2 = res instanceof H2Response;
   return {
     write(frames) {
       if (res.destroyed) return true;
+      if (h2 && frames.length > 1) {
+        let ok = true;
+        for (const f of frames) ok = res.write(f);
+        return ok;
+      }
       return (res as ServerResponse).write(frames.length === 1 ? frames[0] : Buffer.concat(frames));
     },
     onDrain(cb) {
