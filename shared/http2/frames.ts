@@ -43,6 +43,7 @@ export const enum ErrorCode {
   REFUSED_STREAM = 0x7,
   CANCEL = 0x8,
   COMPRESSION_ERROR = 0x9,
+  ENHANCE_YOUR_CALM = 0xb,
 }
 
 export const HEADER_SIZE = 9;

@@ -289,6 +289,31 @@ describe('HTTP/2 server session (shared/http2/server-session.ts)', function () {
     assert.equal(reset, true);
   });
 
+  it('cuts off a client that resets streams without end (rapid reset) with ENHANCE_YOUR_CALM', async () => {
+    let opened = 0;
+    h = await serve(() => opened++);
+    const socket = net.connect(Number(new URL(h.url).port), '127.0.0.1');
+    const frames: Frame[] = [];
+    const reader = new FrameReader(1 << 24, (f) => frames.push({ ...f, payload: Buffer.from(f.payload) }));
+    socket.on('data', (c) => reader.push(c));
+    socket.on('error', () => {});
+    const cancel = Buffer.alloc(4);
+    cancel.writeUInt32BE(http2.constants.NGHTTP2_CANCEL, 0);
+    const parts = [PREFACE, settings([])];
+    // Each stream opened and reset at once: never more than one open, 1,200 in all.
+    for (let i = 0; i < 1200; i++) {
+      const id = 2 * i + 1;
+      parts.push(frame(FrameType.HEADERS, 0x4, id, Buffer.from([0x82, 0x84, 0x86])));
+      parts.push(frame(FrameType.RST_STREAM, 0, id, cancel));
+    }
+    socket.write(Buffer.concat(parts));
+    await new Promise<void>((r) => socket.on('close', () => r()));
+    const away = frames.find((f) => f.type === FrameType.GOAWAY);
+    assert.ok(away, 'a GOAWAY before the close');
+    assert.equal(away.payload.readUInt32BE(4), http2.constants.NGHTTP2_ENHANCE_YOUR_CALM);
+    assert.ok(opened >= 1000 && opened < 1200, `streams started before the cut: ${opened}`);
+  });
+
   it('ends a connection whose header block grows past 1 MB with GOAWAY', async () => {
     h = await serve(() => assert.fail('no stream expected'));
     const socket = net.connect(Number(new URL(h.url).port), '127.0.0.1');

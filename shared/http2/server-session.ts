@@ -46,6 +46,13 @@ const SOCKET_HIGH_WATER = 4 << 20;
 const JOIN_BELOW = 16 << 10;
 /** The largest request header block (Go's http.DefaultMaxHeaderBytes, which kube-apiserver keeps). */
 const MAX_HEADER_BLOCK = 1 << 20;
+/**
+ * Stream resets a client may send: a burst, then so many a second (nghttp2's defaults).
+ * Each reset stream's request may still be at work, so a client opening and resetting
+ * streams without end (CVE-2023-44487, "rapid reset") is told to calm down and cut off.
+ */
+const RESET_BURST = 1000;
+const RESETS_PER_SECOND = 33;
 /** A turn's frames up to this size are joined in a buffer the session reuses. */
 const ARENA_BYTES = 256 << 10;
 
@@ -146,6 +153,9 @@ export class ServerSession {
   private goingAway = false;
   /** The socket was ended: nothing more is written. */
   private ending = false;
+  /** Resets the client may still send now, as of `resetsAt`. */
+  private resetTokens = RESET_BURST;
+  private resetsAt = performance.now();
   destroyed = false;
   onClose: (() => void) | null = null;
 
@@ -454,6 +464,7 @@ export class ServerSession {
         return this.onHeaderBlock(this.blocks.continuation(f));
       case FrameType.RST_STREAM: {
         if (f.id === 0 || f.payload.length !== 4) throw new ConnectionError('bad RST_STREAM');
+        this.countReset();
         const s = this.streams.get(f.id);
         if (s) this.forget(s, true);
         return;
@@ -493,6 +504,18 @@ export class ServerSession {
       default:
       // PRIORITY and unknown frame types are ignored (RFC 9113 4.1, 5.3.2).
     }
+  }
+
+  private countReset(): void {
+    const now = performance.now();
+    this.resetTokens = Math.min(
+      RESET_BURST,
+      this.resetTokens + ((now - this.resetsAt) / 1000) * RESETS_PER_SECOND,
+    );
+    this.resetsAt = now;
+    if (this.resetTokens < 1)
+      throw new ConnectionError('too many stream resets', ErrorCode.ENHANCE_YOUR_CALM);
+    this.resetTokens -= 1;
   }
 
   private onData(f: Frame): void {
