@@ -7,7 +7,7 @@ import type { IncomingHttpHeaders, OutgoingHttpHeader, OutgoingHttpHeaders } fro
 import { Readable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import { ErrorCode } from '../../shared/http2/frames';
-import type { ServerSession, ServerStream } from '../../shared/http2/server-session';
+import { type ServerSession, type ServerStream, STREAM_HIGH_WATER } from '../../shared/http2/server-session';
 
 /** What handlers reach through `req.stream` (node:http2's Http2Stream): the connection. */
 export interface H2StreamView {
@@ -104,8 +104,9 @@ export class H2Response extends EventEmitter {
   writableFinished = false;
   destroyed = false;
   sendDate = true;
-  readonly writableHighWaterMark = 64 << 10;
-  private readonly fields = new Map<string, { name: string; value: OutgoingHttpHeader }>();
+  readonly writableHighWaterMark = STREAM_HIGH_WATER;
+  /** Header fields by lower-case name. */
+  private readonly fields = new Map<string, OutgoingHttpHeader>();
   /** writeHead was called, the HEADERS frame not yet written. */
   private headPending = false;
 
@@ -140,12 +141,12 @@ export class H2Response extends EventEmitter {
   }
 
   setHeader(name: string, value: OutgoingHttpHeader): this {
-    this.fields.set(name.toLowerCase(), { name: name.toLowerCase(), value });
+    this.fields.set(name.toLowerCase(), value);
     return this;
   }
 
   getHeader(name: string): OutgoingHttpHeader | undefined {
-    return this.fields.get(name.toLowerCase())?.value;
+    return this.fields.get(name.toLowerCase());
   }
 
   hasHeader(name: string): boolean {
@@ -162,7 +163,7 @@ export class H2Response extends EventEmitter {
 
   getHeaders(): OutgoingHttpHeaders {
     const out: OutgoingHttpHeaders = {};
-    for (const [k, f] of this.fields) out[k] = f.value;
+    for (const [k, v] of this.fields) out[k] = v;
     return out;
   }
 
@@ -246,10 +247,10 @@ export class H2Response extends EventEmitter {
     if (!this.headPending) return;
     this.headPending = false;
     const out: [string, string][] = [];
-    for (const [k, f] of this.fields) {
+    for (const [k, value] of this.fields) {
       if (CONNECTION_SPECIFIC.has(k)) continue;
-      if (Array.isArray(f.value)) for (const v of f.value) out.push([k, String(v)]);
-      else out.push([k, String(f.value)]);
+      if (Array.isArray(value)) for (const v of value) out.push([k, String(v)]);
+      else out.push([k, String(value)]);
     }
     if (this.sendDate && !this.fields.has('date')) out.push(['date', httpDate()]);
     this.h2.respond(this.statusCode, out, end);

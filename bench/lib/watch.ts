@@ -10,7 +10,7 @@
 // default stream limit); undici's per-chunk stream machinery cost more than
 // the decoding.
 import * as tls from 'node:tls';
-import { H2Session, type StreamHandler } from '../../shared/http2/client-session';
+import { H2Session, StreamAborted, type StreamHandler } from '../../shared/http2/client-session';
 import { encodeHeaders } from '../../shared/http2/hpack';
 import type { Target } from './procs';
 import { Samples, wallNow } from './stats';
@@ -281,7 +281,7 @@ export class WatchGroup {
           try {
             session().request(block, Buffer.alloc(0), handler);
           } catch (e) {
-            handler.aborted(e as Error & { unprocessed: boolean });
+            handler.aborted(new StreamAborted(String((e as Error)?.message ?? e), true));
           }
         });
     }

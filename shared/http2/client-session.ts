@@ -1,5 +1,6 @@
 // One HTTP/2 client connection (RFC 9113) over TCP, TLS (ALPN h2) or a unix
-// socket, made for gRPC calls to etcd: requests are a prepared header block and
+// socket, made for gRPC calls (the apiserver's etcd connection; the bench's watchers
+// use it too): requests are a prepared header block and
 // a body; what comes back is handed to each stream's handler as header fields
 // and data. It keeps both sides' flow control, answers SETTINGS and PING, and
 // honours GOAWAY and RST_STREAM. It does not queue streams beyond the server's
@@ -211,7 +212,7 @@ export class H2Session {
     const unprocessed = !this.connected;
     const message = unprocessed
       ? `No connection established: ${err.message}`
-      : `connection to etcd lost: ${err.message}`;
+      : `connection lost: ${err.message}`;
     const streams = [...this.streams.values()];
     this.streams.clear();
     for (const s of streams) s.handler.aborted(new StreamAborted(message, unprocessed));

@@ -39,7 +39,7 @@ import { encodeHeaders, HpackDecoder } from './hpack';
 const STREAM_RECV_WINDOW = 256 << 10;
 const SESSION_RECV_WINDOW = 16 << 20;
 /** Above this much queued for want of window, write() says to wait for drain. */
-const STREAM_HIGH_WATER = 64 << 10;
+export const STREAM_HIGH_WATER = 64 << 10;
 /** Above this much in the socket's buffer, DATA waits (the client is not reading). */
 const SOCKET_HIGH_WATER = 4 << 20;
 /** Runs of small buffers are joined into one before the socket write; larger ones go as they are. */
