@@ -8,7 +8,6 @@
 // fan-out, and the store's next events, are not held up by a thousand sockets),
 // and starts at a random watcher so the same watchers are not always last.
 import { ServerResponse } from 'node:http';
-import { H2Response } from '../../server/h2-exchange';
 import type { Res } from '../../server/http';
 import type { WatchItem } from '../../storage/cacher/watchers';
 
@@ -142,17 +141,17 @@ export function watchOutput(res: Res, frameKey: string | null): WatchOutput {
       },
     };
   }
-  // An HTTP/2 stream frames each write with no copy (the connection joins a turn's frames once).
-  const h2 = res instanceof H2Response;
   return {
     write(frames) {
       if (res.destroyed) return true;
-      if (h2 && frames.length > 1) {
-        let ok = true;
-        for (const f of frames) ok = res.write(f);
-        return ok;
-      }
-      return (res as ServerResponse).write(frames.length === 1 ? frames[0] : Buffer.concat(frames));
+      if (frames.length === 1) return res.write(frames[0]);
+      // No joined copy per watcher: HTTP/1.1 writes the corked chunks in one writev, and an
+      // HTTP/2 connection joins a turn's frames once for all its streams.
+      res.cork();
+      let ok = true;
+      for (const f of frames) ok = res.write(f);
+      res.uncork();
+      return ok;
     },
     onDrain(cb) {
       res.once('drain', cb);
