@@ -29,7 +29,7 @@ import {
 } from './managed';
 import { fieldPE } from './path';
 import { builtinModel, UNSTRUCTURED_WITH_METADATA } from './schema-model';
-import { TypedError, toFieldSet } from './typed';
+import { createdSet, TypedError, toFieldSet } from './typed';
 import type { TypeModel } from './types';
 import {
   ConflictsError,
@@ -134,7 +134,15 @@ function updateManaged(
     apiVersion: o.apiVersion,
     subresource: o.subresource,
   });
-  const m = updaterUpdate(live, next, managed, CURRENT_OPERATION, ctx);
+  const created =
+    managed.fields.size === 0 && isObject(live) && Object.keys(live).length === 0 ? createdSet(next, ctx.type) : undefined;
+  let m: Managed;
+  if (created) {
+    // A create with no ownership yet: what it set, without comparing against nothing path by path.
+    const set = ctx.ignore ? ctx.ignore(created) : created;
+    m = { fields: new Map(), times: managed.times };
+    if (!set.isEmpty()) m.fields.set(CURRENT_OPERATION, { set, apiVersion: ctx.version, applied: false });
+  } else m = updaterUpdate(live, next, managed, CURRENT_OPERATION, ctx);
   strip(m, CURRENT_OPERATION);
   const cur = m.fields.get(CURRENT_OPERATION);
   if (cur) {

@@ -9,7 +9,8 @@
 import { isObject } from '../json-util';
 import { comparePE, parsePathElement, type Path, type PathElement } from './path';
 
-interface Entry {
+/** One element of a level: whether its path is a member, and the paths below it. */
+export interface Entry {
   readonly pe: PathElement;
   readonly member: boolean;
   readonly children: FieldSet | undefined;

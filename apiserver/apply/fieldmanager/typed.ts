@@ -3,7 +3,7 @@
 // two objects (compare). Merging and removal are in typed-merge.ts.
 import { isObject } from '../json-util';
 import { jsonEqual } from '../../../shared/api/json-value';
-import { FieldSet } from './fieldset';
+import { type Entry, FieldSet } from './fieldset';
 import { fieldPE, keyPE, pathString, peString, valuePE, indexPE, type PathElement } from './path';
 import { DEDUCED, fieldType, isDeducedMap, type ListNode, type MapNode, type TypeNode } from './types';
 
@@ -254,6 +254,99 @@ export function compare(lhs: unknown, rhs: unknown, t: TypeNode): Comparison {
 
   node(lhs, rhs, t);
   return c;
+}
+
+// ---------------------------------------------------------------- createdSet
+
+// What an object being created stands against at each node, as compare sees it:
+// nothing, or the zero value a Go object carries for a declared field ({} or null).
+const ABSENT = 0;
+const ZERO_STRUCT = 1;
+const ZERO_NULL = 2;
+type Prior = typeof ABSENT | typeof ZERO_STRUCT | typeof ZERO_NULL;
+const priorValue = (p: Prior) => (p === ABSENT ? undefined : p === ZERO_STRUCT ? {} : null);
+
+/** Thrown where compare would take its slow branches (a value of the wrong shape, an unkeyed item). */
+const NOT_PLAIN = new Error('not a plain create');
+
+/**
+ * The fields a create sets: the added and modified paths of `compare({}, obj, t)`
+ * (a create removes nothing), built level by level in one walk instead of path
+ * by path into three sets. Undefined where compare would meet a value of the
+ * wrong shape or a list item it cannot key; the caller then takes compare.
+ */
+export function createdSet(obj: unknown, t: TypeNode): FieldSet | undefined {
+  // The root stands against {}: a map whatever its type says, unless that type is not a map at all.
+  if (!isObject(obj) || (t.kind !== 'deduced' && walkAs(t, undefined) !== 'map')) return undefined;
+  const kids: Entry[] = [];
+  try {
+    mapEntries(ZERO_STRUCT, obj, t, kids);
+  } catch (e) {
+    if (e === NOT_PLAIN) return undefined;
+    throw e;
+  }
+  return FieldSet.fromEntries(kids);
+}
+
+/** compare's node(prior, r, t) for one child element; pushes its entry (if any) onto `into`. */
+function createdNode(prior: Prior, r: unknown, t: TypeNode, pe: PathElement, into: Entry[]): void {
+  const as =
+    t.kind === 'deduced' ? (prior === ZERO_STRUCT || isObject(r) ? 'map' : 'leaf') : walkAs(t, undefined);
+  const l = priorValue(prior);
+  const changed = () => prior === ABSENT || !jsonEqual(l, r);
+  if (as === 'leaf') {
+    if (changed()) into.push({ pe, member: true, children: undefined });
+    return;
+  }
+  if ((nullish(l) ? as : shapeOf(l)) !== as || (nullish(r) ? as : shapeOf(r)) !== as) throw NOT_PLAIN;
+  if (isEmpty(l) && isEmpty(r)) {
+    if (changed()) into.push({ pe, member: true, children: undefined });
+    return;
+  }
+  const kids: Entry[] = [];
+  if (as === 'map') mapEntries(prior, r as Record<string, unknown>, t, kids);
+  else listEntries(r as unknown[], t as ListNode, kids);
+  const member = prior === ABSENT;
+  if (member || kids.length > 0)
+    into.push({ pe, member, children: kids.length > 0 ? FieldSet.fromEntries(kids) : undefined });
+}
+
+function mapEntries(prior: Prior, r: Record<string, unknown>, t: TypeNode, into: Entry[]): void {
+  const mt = mapTypeOf(t);
+  // Only a present prior ({}) carries zero values down; under an absent or null one, the zeros the
+  // new object lacks are added instead.
+  const carried = prior === ZERO_STRUCT;
+  const visit = (k: string) => {
+    const ft = (mt ? fieldType(mt, k) : DEDUCED) ?? DEDUCED;
+    let lp: Prior = ABSENT;
+    let rv = r[k];
+    const z = mt?.zeroValue?.(k);
+    if (z) {
+      if (carried) lp = z === 'struct' ? ZERO_STRUCT : ZERO_NULL;
+      if (nullish(rv)) rv = z === 'struct' ? {} : null;
+    }
+    createdNode(lp, rv, ft, fieldPE(k), into);
+  };
+  for (const k of Object.keys(r)) visit(k);
+  const zeros = carried ? undefined : mt?.zeroFields?.();
+  if (zeros) for (const k of zeros) if (!Object.prototype.hasOwnProperty.call(r, k)) visit(k);
+}
+
+function listEntries(r: unknown[], t: ListNode, into: Entry[]): void {
+  const el = t.element();
+  const items = new Map<string, { pe: PathElement; first: unknown; more: boolean }>();
+  for (let i = 0; i < r.length; i++) {
+    const pe = listItemPE(t, r[i], i);
+    if (typeof pe === 'string') throw NOT_PLAIN;
+    const got = items.get(pe.key);
+    if (got) got.more = true;
+    else items.set(pe.key, { pe, first: r[i], more: false });
+  }
+  for (const { pe, first, more } of items.values()) {
+    // Items sharing a key are owned as one, not looked into (compare's duplicate branch).
+    if (more) into.push({ pe, member: true, children: undefined });
+    else createdNode(ABSENT, first, el, pe, into);
+  }
 }
 
 const isEmptyValue = (v: unknown) => v === null || (isObject(v) && isEmpty(v));
