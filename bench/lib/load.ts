@@ -42,6 +42,8 @@ export interface LoadResult {
   /** 'pod' only: latency of each status update. */
   lat2: Float64Array;
   bytesIn: number;
+  /** Time mode: operations that finished during the warm-up. */
+  warmupOps: number;
 }
 
 export function pool(t: Target, connections: number, h2 = false): Pool {
@@ -67,6 +69,7 @@ export async function runLoad(task: LoadTask): Promise<LoadResult> {
   let errors = 0;
   let ops = 0;
   let bytesIn = 0;
+  let warmupOps = 0;
   let seq = 0;
   const countMode = task.count !== undefined;
   const t0 = performance.now();
@@ -115,7 +118,7 @@ export async function runLoad(task: LoadTask): Promise<LoadResult> {
         lat.push(end - start);
         bytesIn += text.length;
         ops++;
-      }
+      } else if (end < from) warmupOps++;
       return true;
     };
     if (op.type === 'create-cm')
@@ -184,5 +187,5 @@ export async function runLoad(task: LoadTask): Promise<LoadResult> {
   await Promise.all(Array.from({ length: task.concurrency }, client));
   const windowMs = countMode ? performance.now() - t0 : until - from;
   await p.close();
-  return { ops, errors, errorSamples, windowMs, lat: lat.toArray(), lat2: lat2.toArray(), bytesIn };
+  return { ops, errors, errorSamples, windowMs, lat: lat.toArray(), lat2: lat2.toArray(), bytesIn, warmupOps };
 }

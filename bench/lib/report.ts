@@ -136,7 +136,8 @@ export function backendTable(r: BackendResult, run: RunResult): string {
     const x = r.podCreate;
     add(
       `pod create (${num(x.bytes / 1000, 1)} KB pod, 64 clients, create only)`,
-      `${rate(x.rate)}, ${lat(x)}${cpuOf(x)}${errs(x.errors)}`,
+      `${rate(x.rate)}, ${lat(x)}${cpuOf(x)}${errs(x.errors)}` +
+        (x.warmupMs ? `; after ${num(x.warmupMs / 1000, 0)} s of warm-up at ${rate(x.warmupRate ?? 0)}` : ''),
       '',
       '',
       `–${vsKube(r, x.rate, SAME_ETCD_REFERENCE.podCreate64, '/s')}${ofRaw(x.rate, r.rawEtcdPut, 'Put')}`,

@@ -66,7 +66,8 @@ export interface BackendResult {
   }[];
   create?: LoadRow[];
   /** Creates of pods of `bytes` bytes of JSON at 64 clients, nothing else. */
-  podCreate?: LoadRow & { bytes: number };
+  /** warmupRate: creates per second during the uncounted first warmupMs. */
+  podCreate?: LoadRow & { bytes: number; warmupMs?: number; warmupRate?: number };
   /** Raw store write rate at 64 writers (embedded: openEmbeddedStorage; etcd: the etcd3 storage client). */
   storeCeiling?: number;
   storeCeilingOther?: number;

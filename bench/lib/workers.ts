@@ -69,6 +69,8 @@ export interface LoadFigures {
   lat2: Float64Array;
   bytesIn: number;
   windowMs: number;
+  /** Operations per second during the warm-up (creates only; 0 without one). */
+  warmupRate: number;
 }
 
 /**
@@ -102,5 +104,6 @@ export async function splitLoad(
     lat2: merged(results.map((r) => r.lat2)),
     bytesIn: results.reduce((s, r) => s + r.bytesIn, 0),
     windowMs,
+    warmupRate: task.warmupMs ? results.reduce((s, r) => s + r.warmupOps, 0) / (task.warmupMs / 1000) : 0,
   };
 }
