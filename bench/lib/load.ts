@@ -187,5 +187,14 @@ export async function runLoad(task: LoadTask): Promise<LoadResult> {
   await Promise.all(Array.from({ length: task.concurrency }, client));
   const windowMs = countMode ? performance.now() - t0 : until - from;
   await p.close();
-  return { ops, errors, errorSamples, windowMs, lat: lat.toArray(), lat2: lat2.toArray(), bytesIn, warmupOps };
+  return {
+    ops,
+    errors,
+    errorSamples,
+    windowMs,
+    lat: lat.toArray(),
+    lat2: lat2.toArray(),
+    bytesIn,
+    warmupOps,
+  };
 }

@@ -66,7 +66,9 @@ const richPod = (): JSONObject =>
       labels: { app: 'a', tier: 'web' },
       annotations: {},
       finalizers: ['example.com/a', 'example.com/b'],
-      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid: 'u-1', controller: true }],
+      ownerReferences: [
+        { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid: 'u-1', controller: true },
+      ],
       generateName: 'a-',
     },
   );
@@ -83,7 +85,13 @@ describe('createdSet (ownership of a create)', () => {
           apiVersion: 'v1',
           kind: 'Service',
           metadata: { name: 's', namespace: 'd' },
-          spec: { selector: { app: 'a' }, ports: [{ port: 80, targetPort: 8080 }, { port: 443, name: 'tls' }] },
+          spec: {
+            selector: { app: 'a' },
+            ports: [
+              { port: 80, targetPort: 8080 },
+              { port: 443, name: 'tls' },
+            ],
+          },
         },
         'io.k8s.api.core.v1.Service',
       ],
@@ -99,7 +107,12 @@ describe('createdSet (ownership of a create)', () => {
       apiVersion: 'example.com/v1',
       kind: 'Widget',
       metadata: { name: 'w', labels: { a: 'b' } },
-      spec: { size: 3, tags: ['x', 'y'], nested: { empty: {}, nil: null, deep: { v: true } }, list: [{ a: 1 }] },
+      spec: {
+        size: 3,
+        tags: ['x', 'y'],
+        nested: { empty: {}, nil: null, deep: { v: true } },
+        list: [{ a: 1 }],
+      },
       status: {},
     });
   });

@@ -135,7 +135,9 @@ function updateManaged(
     subresource: o.subresource,
   });
   const created =
-    managed.fields.size === 0 && isObject(live) && Object.keys(live).length === 0 ? createdSet(next, ctx.type) : undefined;
+    managed.fields.size === 0 && isObject(live) && Object.keys(live).length === 0
+      ? createdSet(next, ctx.type)
+      : undefined;
   let m: Managed;
   if (created) {
     // A create with no ownership yet: what it set, without comparing against nothing path by path.

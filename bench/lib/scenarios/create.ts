@@ -32,7 +32,14 @@ export async function createScenario(ctx: Ctx, a: Instance): Promise<void> {
     splitLoad(
       ctx.workers,
       procsFor(ctx, 64),
-      { kind: 'load', target: a.server.target, op, concurrency: 64, warmupMs: POD_WARMUP_MS, durationMs: 6000 },
+      {
+        kind: 'load',
+        target: a.server.target,
+        op,
+        concurrency: 64,
+        warmupMs: POD_WARMUP_MS,
+        durationMs: 6000,
+      },
       (t, i) => ({ ...t, op: { ...op, prefix: `p-${Date.now()}-w${i}` } }),
     ),
   );
