@@ -133,5 +133,8 @@ describe('createdSet (ownership of a create)', () => {
     assert.equal(createdSet(pod({ containers: 'nope' }), t), undefined);
     assert.equal(createdSet(pod({ containers: [{ image: 'no name' }] }), t), undefined);
     assert.equal(createdSet({ apiVersion: 'v1', kind: 'Pod', spec: 7 }, t), undefined);
+    // Empty, but still of the wrong shape.
+    assert.equal(createdSet(pod({ containers: {} }), t), undefined);
+    assert.equal(createdSet({ apiVersion: 'v1', kind: 'Pod', metadata: [] }, t), undefined);
   });
 });

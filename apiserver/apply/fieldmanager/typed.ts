@@ -264,7 +264,9 @@ const ABSENT = 0;
 const ZERO_STRUCT = 1;
 const ZERO_NULL = 2;
 type Prior = typeof ABSENT | typeof ZERO_STRUCT | typeof ZERO_NULL;
-const priorValue = (p: Prior) => (p === ABSENT ? undefined : p === ZERO_STRUCT ? {} : null);
+/** Compared and inspected only, never kept or changed: one empty object serves every node. */
+const EMPTY_STRUCT = Object.freeze({});
+const priorValue = (p: Prior) => (p === ABSENT ? undefined : p === ZERO_STRUCT ? EMPTY_STRUCT : null);
 
 /** Thrown where compare would take its slow branches (a value of the wrong shape, an unkeyed item). */
 const NOT_PLAIN = new Error('not a plain create');
@@ -285,7 +287,7 @@ export function createdSet(obj: unknown, t: TypeNode): FieldSet | undefined {
     if (e === NOT_PLAIN) return undefined;
     throw e;
   }
-  return FieldSet.fromEntries(kids);
+  return FieldSet.fromDistinctEntries(kids);
 }
 
 /** compare's node(prior, r, t) for one child element; pushes its entry (if any) onto `into`. */
@@ -293,14 +295,12 @@ function createdNode(prior: Prior, r: unknown, t: TypeNode, pe: PathElement, int
   const as =
     t.kind === 'deduced' ? (prior === ZERO_STRUCT || isObject(r) ? 'map' : 'leaf') : walkAs(t, undefined);
   const l = priorValue(prior);
-  const changed = () => prior === ABSENT || !jsonEqual(l, r);
-  if (as === 'leaf') {
-    if (changed()) into.push({ pe, member: true, children: undefined });
-    return;
+  if (as !== 'leaf') {
+    if ((nullish(l) ? as : shapeOf(l)) !== as || (nullish(r) ? as : shapeOf(r)) !== as) throw NOT_PLAIN;
   }
-  if ((nullish(l) ? as : shapeOf(l)) !== as || (nullish(r) ? as : shapeOf(r)) !== as) throw NOT_PLAIN;
-  if (isEmpty(l) && isEmpty(r)) {
-    if (changed()) into.push({ pe, member: true, children: undefined });
+  // A leaf, or a container empty on both sides, is set when it differs from what it stands against.
+  if (as === 'leaf' || (isEmpty(l) && isEmpty(r))) {
+    if (prior === ABSENT || !jsonEqual(l, r)) into.push({ pe, member: true, children: undefined });
     return;
   }
   const kids: Entry[] = [];
@@ -308,7 +308,7 @@ function createdNode(prior: Prior, r: unknown, t: TypeNode, pe: PathElement, int
   else listEntries(r as unknown[], t as ListNode, kids);
   const member = prior === ABSENT;
   if (member || kids.length > 0)
-    into.push({ pe, member, children: kids.length > 0 ? FieldSet.fromEntries(kids) : undefined });
+    into.push({ pe, member, children: kids.length > 0 ? FieldSet.fromDistinctEntries(kids) : undefined });
 }
 
 function mapEntries(prior: Prior, r: Record<string, unknown>, t: TypeNode, into: Entry[]): void {
@@ -334,19 +334,39 @@ function mapEntries(prior: Prior, r: Record<string, unknown>, t: TypeNode, into:
 
 function listEntries(r: unknown[], t: ListNode, into: Entry[]): void {
   const el = t.element();
-  const items = new Map<string, { pe: PathElement; first: unknown; more: boolean }>();
+  const pes: PathElement[] = [];
   for (let i = 0; i < r.length; i++) {
     const pe = listItemPE(t, r[i], i);
     if (typeof pe === 'string') throw NOT_PLAIN;
-    const got = items.get(pe.key);
-    if (got) got.more = true;
-    else items.set(pe.key, { pe, first: r[i], more: false });
+    pes.push(pe);
   }
-  for (const { pe, first, more } of items.values()) {
-    // Items sharing a key are owned as one, not looked into (compare's duplicate branch).
-    if (more) into.push({ pe, member: true, children: undefined });
-    else createdNode(ABSENT, first, el, pe, into);
+  // Items sharing a key are owned as one, not looked into (compare's duplicate branch).
+  const shared = sharedKeys(pes);
+  for (let i = 0; i < r.length; i++) {
+    const pe = pes[i];
+    if (!shared?.has(pe.key)) createdNode(ABSENT, r[i], el, pe, into);
+    else if (shared.get(pe.key) === i) into.push({ pe, member: true, children: undefined });
   }
+}
+
+/** The keys more than one item has, each with the index of its first item; undefined for none. */
+function sharedKeys(pes: PathElement[]): Map<string, number> | undefined {
+  let out: Map<string, number> | undefined;
+  if (pes.length <= 8) {
+    // Short lists (nearly all) are checked pair by pair, allocating nothing.
+    for (let i = 1; i < pes.length; i++)
+      for (let j = 0; j < i; j++)
+        if (pes[i].key === pes[j].key && !out?.has(pes[j].key)) (out ??= new Map()).set(pes[j].key, j);
+    return out;
+  }
+  const first = new Map<string, number>();
+  for (let i = 0; i < pes.length; i++) {
+    const k = pes[i].key;
+    const at = first.get(k);
+    if (at === undefined) first.set(k, i);
+    else if (!out?.has(k)) (out ??= new Map()).set(k, at);
+  }
+  return out;
 }
 
 const isEmptyValue = (v: unknown) => v === null || (isObject(v) && isEmpty(v));
