@@ -20,9 +20,11 @@ let cycleHit = false;
  * Whether a definition or anything below it has a defaulter. Memoized; a result
  * that depended on a type still being computed (a cycle) is not memoized as false.
  */
-function needsWalk(def: string, visiting = new Set<string>()): boolean {
+function needsWalk(def: string, visiting?: Set<string>): boolean {
   const known = hasDefaults.get(def);
   if (known !== undefined) return known;
+  // Only a first visit walks the types (every later call is answered above, allocating nothing).
+  visiting ??= new Set<string>();
   if (visiting.has(def)) {
     cycleHit = true;
     return false;

@@ -146,8 +146,8 @@ function normalizedTime(v: string, micro: boolean): string | undefined {
 
 /**
  * Walks `obj` (mutating it into the form Kubernetes would store) against the
- * definition's schema. Cheap enough for every write: one pass, no allocation
- * beyond paths.
+ * definition's schema. Cheap enough for every write: one pass, and paths
+ * are spelled out only for what is reported.
  */
 export function checkFields(
   obj: Record<string, unknown>,
@@ -181,8 +181,17 @@ export function checkFields(
     throw new DecodeAbort(`json: cannot unmarshal ${what} into Go value of type ${goType}`);
   };
 
+  // Where the walk is: keys and indexes, made into a path only when one is reported.
+  const at: (string | number)[] = [];
+  const pathHere = (): string => {
+    let p = '';
+    for (const x of at) p = typeof x === 'number' ? `${p}[${x}]` : p ? `${p}.${x}` : x;
+    return p;
+  };
+  const dups = opts.duplicates?.size ? opts.duplicates : undefined;
+
   // Returns the value to store (normalized), or undefined to drop it.
-  const walk = (v: unknown, d: Desc, path: string): unknown => {
+  const walk = (v: unknown, d: Desc): unknown => {
     switch (d.kind) {
       case 'string':
         if (typeof v !== 'string') mismatch(v, d.goType);
@@ -233,8 +242,9 @@ export function checkFields(
           return v;
         }
         for (let i = 0; i < v.length; i++) {
-          const p = `${path}[${i}]`;
-          v[i] = v[i] === null ? zeroOf(d.item!) : walk(v[i], d.item!, p);
+          at.push(i);
+          v[i] = v[i] === null ? zeroOf(d.item!) : walk(v[i], d.item!);
+          at.pop();
         }
         return v;
       }
@@ -245,10 +255,11 @@ export function checkFields(
         }
         const m = v as Record<string, unknown>;
         for (const k of Object.keys(m)) {
-          const p = path ? `${path}.${k}` : k;
-          if (opts.duplicates?.has(p)) note(`duplicate field "${p}"`);
+          at.push(k);
+          if (dups?.has(pathHere())) note(`duplicate field "${pathHere()}"`);
           const val = m[k];
-          const out = val === null ? zeroOf(d.value!) : walk(val, d.value!, p);
+          const out = val === null ? zeroOf(d.value!) : walk(val, d.value!);
+          at.pop();
           if (out === undefined) delete m[k];
           else m[k] = out;
         }
@@ -263,17 +274,19 @@ export function checkFields(
         const fields = fieldsOf(d.def!);
         const name = shortName(d.def!);
         for (const k of Object.keys(o)) {
-          const p = path ? `${path}.${k}` : k;
+          at.push(k);
           const f = fields.get(k);
           if (!f) {
             // Decoding into the kind drops what it does not know, whatever the directive.
-            if (opts.collectUnknown) note(`unknown field "${p}"`);
+            if (opts.collectUnknown) note(`unknown field "${pathHere()}"`);
+            at.pop();
             delete o[k];
             continue;
           }
-          if (opts.duplicates?.has(p)) note(`duplicate field "${p}"`);
+          if (dups?.has(pathHere())) note(`duplicate field "${pathHere()}"`);
           const val = o[k];
           if (val === null) {
+            at.pop();
             delete o[k];
             continue;
           }
@@ -282,9 +295,10 @@ export function checkFields(
           if (f.via) stack.push(...f.via);
           stack.push(k);
           structName = name;
-          const out = walk(val, f, p);
+          const out = walk(val, f);
           while (stack.length > depth) stack.pop();
           structName = outer;
+          at.pop();
           if (out === undefined) delete o[k];
           else o[k] = out;
         }
@@ -296,7 +310,7 @@ export function checkFields(
   };
 
   try {
-    walk(obj, { kind: 'struct', goType: goTypeOf(definition), def: definition }, '');
+    walk(obj, { kind: 'struct', goType: goTypeOf(definition), def: definition });
   } catch (e) {
     if (e instanceof DecodeAbort) return { strict, error: e.message };
     throw e;
