@@ -16,7 +16,7 @@ import {
 } from '../../shared/api/status';
 import { parseLabelSelector, SelectorParseError, type LabelSelector } from '../../shared/api/labels';
 import { parseFieldSelector, FieldSelectorParseError, type FieldSelector } from '../../shared/api/fields';
-import type { RequestContext } from './context';
+import { systemContext, type RequestContext } from './context';
 import type { StorageCodec } from './storage-codec';
 import { keyPrefix, objectKey, type StoreResource } from './resource';
 import { decodeContinue, encodeContinue } from './continue-token';
@@ -60,9 +60,16 @@ const CONSISTENT_CACHE_WAIT_MS = 1000;
 const EXPIRED_CONTINUE =
   'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.';
 
+/** Objects a snapshot keeps at most: they stay decoded while it is kept. */
+const SNAPSHOT_MAX_ITEMS = 100;
+/** Namespaces with a snapshot at most (one per namespace the apiserver's own readers ask about). */
+const SNAPSHOT_MAX_NAMESPACES = 1000;
+
 export class StoreReader {
   private readonly gr: GroupResource;
   private readonly pages: ListPages;
+  /** The last cachedObjects answer by namespace, with the cache's change revision it was read at. */
+  private readonly snapshots = new Map<string, { at: number; objs: readonly any[] }>();
 
   constructor(
     private readonly res: StoreResource,
@@ -297,6 +304,27 @@ export class StoreReader {
     }
     if (rv > 0) await this.ensureReached(rv);
     return this.pages.fromStore(prefix, 0, limit, prefix, match, filtered);
+  }
+
+  /**
+   * Every object of a namespace ('' for all) as the watch cache holds it now, for the
+   * apiserver's own readers (admission asks on every write: limit ranges, quotas, webhook
+   * configurations, policy bindings). The same frozen array until the resource changes.
+   */
+  async cachedObjects(namespace: string): Promise<readonly any[]> {
+    const c = this.cacher;
+    if (c) await c.ready();
+    // Read before the list: a change landing meanwhile makes the next call read again.
+    const at = c?.changedAt ?? -1;
+    const hit = this.snapshots.get(namespace);
+    if (hit && hit.at === at && c) return hit.objs;
+    const r = await this.list(systemContext(namespace), { resourceVersion: '0' });
+    const objs = Object.freeze(r.items.map((i) => i.obj));
+    if (c && objs.length <= SNAPSHOT_MAX_ITEMS) {
+      if (this.snapshots.size >= SNAPSHOT_MAX_NAMESPACES) this.snapshots.clear();
+      this.snapshots.set(namespace, { at, objs });
+    }
+    return objs;
   }
 
   // ---- watch ------------------------------------------------------------------

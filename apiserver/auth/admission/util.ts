@@ -45,12 +45,11 @@ export class Lister {
     }
   }
 
-  /** Every object (of a namespace when given), from the cache. Treat them as read-only. */
-  async list(namespace = ''): Promise<any[]> {
+  /** Every object (of a namespace when given), from the cache; the array and objects are read-only. */
+  async list(namespace = ''): Promise<readonly any[]> {
     const s = this.served();
     if (!s) return [];
-    const r = await s.store.reader.list(systemContext(namespace), { resourceVersion: '0' });
-    return r.items.map((i) => i.obj);
+    return s.store.reader.cachedObjects(namespace);
   }
 }
 

@@ -50,6 +50,11 @@ export class Cacher {
     return this.revision;
   }
 
+  /** The revision of the last change to the cached state (any later revision left it as it is). */
+  get changedAt(): number {
+    return this.lastChange;
+  }
+
   /** True when the cached state is the state at rv: the cache reached rv and nothing changed since. */
   unchangedSince(rv: number): boolean {
     return this.lastChange <= rv && rv <= this.revision;
