@@ -152,13 +152,16 @@ export class AdmissionWebhook implements AdmissionPlugin {
   admit?: (a: AdmissionAttributes) => Promise<void>;
   validate?: (a: AdmissionAttributes) => Promise<void>;
 
-  private async hooks(): Promise<Hook[]> {
-    const configs = (await this.configs.list())
-      .slice()
-      .sort((x, y) => (x.metadata.name < y.metadata.name ? -1 : 1));
+  /** The hooks of the configurations last read, kept while the lister answers the same snapshot. */
+  private hooksOf: { configs: readonly any[]; hooks: readonly Hook[] } | undefined;
+
+  private async hooks(): Promise<readonly Hook[]> {
+    const configs = await this.configs.list();
+    if (this.hooksOf?.configs === configs) return this.hooksOf.hooks;
     const out: Hook[] = [];
-    for (const c of configs)
+    for (const c of configs.slice().sort((x, y) => (x.metadata.name < y.metadata.name ? -1 : 1)))
       for (const w of c.webhooks ?? []) out.push({ configuration: c.metadata.name, webhook: w });
+    this.hooksOf = { configs, hooks: out };
     return out;
   }
 
