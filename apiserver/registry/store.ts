@@ -18,6 +18,7 @@ import {
 } from '../../shared/api/status';
 import { required, type FieldError } from '../../shared/api/field-errors';
 import { retryAfterConflict, type RequestContext } from './context';
+import { KeyTurns, type StoredState } from './key-turns';
 import { generateName, metaOf, newUID } from './meta';
 import { rfc3339 } from '../../shared/api/validation/gotime';
 import { jsonClone, jsonEqual } from '../../shared/api/json-value';
@@ -64,6 +65,7 @@ export class GenericStore {
   readonly cacher: Cacher | null;
   readonly gr: GroupResource;
   private readonly deleter: StoreDeleter;
+  private readonly turns = new KeyTurns();
 
   constructor(
     readonly res: StoreResource,
@@ -234,25 +236,61 @@ export class GenericStore {
     hooks: WriteHooks = {},
     opts: { sub?: SubresourceStrategy; allowCreate?: boolean } = {},
   ): Promise<{ obj: any; created: boolean }> {
-    const { sub } = opts;
     const key = this.key(ctx.namespace, name);
+    const turn = ctx.dryRun ? undefined : await this.turns.take(key);
+    /** What this update leaves the next one in line (see key-turns.ts). */
+    let stored: StoredState | undefined;
+    try {
+      return await this.updateInTurn(
+        ctx,
+        name,
+        key,
+        compute,
+        hooks,
+        opts,
+        turn?.previous,
+        (s) => (stored = s),
+      );
+    } finally {
+      turn?.end(stored);
+    }
+  }
+
+  private async updateInTurn(
+    ctx: RequestContext,
+    name: string,
+    key: string,
+    compute: (current: any | null) => any | Promise<any>,
+    hooks: WriteHooks,
+    opts: { sub?: SubresourceStrategy; allowCreate?: boolean },
+    previous: StoredState | undefined,
+    leave: (s: StoredState) => void,
+  ): Promise<{ obj: any; created: boolean }> {
+    const { sub } = opts;
     /** The state a lost race reported (Kubernetes retries from the failed transaction's read too). */
     let reported: KeyValue | undefined;
     for (let attempt = 0; ; attempt++) {
-      // Like kube's GuaranteedUpdate, the first try starts from the watch cache's
-      // object, saving a read of the store: the write's compare on modRevision
+      // Like kube's GuaranteedUpdate, the first try starts from a guess, saving a
+      // read of the store: what the update before this one stored, or the watch
+      // cache's object, whichever is newer. The write's compare on modRevision
       // catches a stale one, and any answer a stale one could cause (a failed
       // precondition, "nothing to change") is checked again against the store.
       // A retry after a lost race starts from the state that race reported.
       const cacher = this.cacher;
       // Every resource's cache runs in kube-apiserver; here it starts with the first read or update.
       if (cacher && !cacher.isReady && attempt === 0) void cacher.ready();
-      const guess = attempt === 0 && !ctx.dryRun && cacher?.isReady ? cacher.get(key) : undefined;
+      const cached = attempt === 0 && !ctx.dryRun && cacher?.isReady ? cacher.get(key) : undefined;
+      const handed =
+        attempt === 0 && previous && previous.modRevision > (cached?.rv ?? 0) ? previous : undefined;
+      const guessed = !!(handed ?? cached);
       let current: any;
       let modRevision: number;
-      if (guess) {
-        current = guess.copy();
-        modRevision = guess.rv;
+      if (handed) {
+        current = this.opts.codec.decode(handed.value, handed.modRevision, key);
+        modRevision = handed.modRevision;
+      } else if (cached) {
+        current = cached.copy();
+        modRevision = cached.rv;
       } else {
         const kv = reported ?? (await this.opts.storage.get(key)).kv;
         reported = undefined;
@@ -263,21 +301,19 @@ export class GenericStore {
       try {
         out = await this.computeUpdate(ctx, name, current, compute, hooks, sub, opts.allowCreate);
       } catch (err) {
-        if (guess) continue;
+        if (guessed) continue;
         throw err;
       }
       if (ctx.dryRun || out.action === 'none') {
-        if (guess) continue;
+        if (guessed) continue;
         return { obj: out.obj, created: out.action === 'create' };
       }
       try {
         if (out.action === 'create') {
           await this.opts.strategy.beforeCreate?.(out.obj, ctx);
-          const written = await this.opts.storage.create(
-            key,
-            this.encode(out.obj, key),
-            this.putOptions(out.obj),
-          );
+          const value = this.encode(out.obj, key);
+          const written = await this.opts.storage.create(key, value, this.putOptions(out.obj));
+          leave({ key, value, modRevision: written.modRevision });
           out.obj.metadata.resourceVersion = String(written.modRevision);
           return { obj: out.obj, created: true };
         }
@@ -288,12 +324,9 @@ export class GenericStore {
           return { obj: out.obj, created: false };
         }
         await this.opts.strategy.beforeUpdate?.(out.obj, current, ctx);
-        const written = await this.opts.storage.update(
-          key,
-          this.encode(out.obj, key),
-          modRevision,
-          this.putOptions(out.obj),
-        );
+        const value = this.encode(out.obj, key);
+        const written = await this.opts.storage.update(key, value, modRevision, this.putOptions(out.obj));
+        leave({ key, value, modRevision: written.modRevision });
         out.obj.metadata.resourceVersion = String(written.modRevision);
         return { obj: out.obj, created: false };
       } catch (err) {
