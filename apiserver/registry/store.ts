@@ -4,7 +4,7 @@
 // graceful deletion (store-delete.ts), dry-run. Per-type rules come from the
 // Strategy; what the handler adds (field manager, admission) comes in as
 // WriteHooks; reads and watches are the StoreReader's (reads.ts).
-import type { KeyValue, Storage } from '../storage/interface';
+import type { KeyValue, PutOptions, Storage } from '../storage/interface';
 import { isStorageError } from '../storage/errors';
 import { Cacher } from '../storage/cacher/cacher';
 import type { CacheCodec, ObjectAttrs } from '../storage/cacher/cached-object';
@@ -18,7 +18,7 @@ import {
 } from '../../shared/api/status';
 import { required, type FieldError } from '../../shared/api/field-errors';
 import { retryAfterConflict, type RequestContext } from './context';
-import { KeyTurns, type StoredState } from './key-turns';
+import { type KeyTurn, KeyTurns } from './key-turns';
 import { generateName, metaOf, newUID } from './meta';
 import { rfc3339 } from '../../shared/api/validation/gotime';
 import { jsonClone, jsonEqual } from '../../shared/api/json-value';
@@ -216,9 +216,10 @@ export class GenericStore {
     }
   }
 
-  private putOptions(obj: any) {
+  private putOptions(obj: any, onCommitted?: (modRevision: number) => void): PutOptions | undefined {
     const ttl = this.opts.strategy.ttlSeconds?.(obj);
-    return ttl && ttl > 0 ? { ttlSeconds: ttl } : undefined;
+    if (!(ttl && ttl > 0)) return onCommitted && { onCommitted };
+    return { ttlSeconds: ttl, onCommitted };
   }
 
   // ---- update -------------------------------------------------------------
@@ -238,21 +239,11 @@ export class GenericStore {
   ): Promise<{ obj: any; created: boolean }> {
     const key = this.key(ctx.namespace, name);
     const turn = ctx.dryRun ? undefined : await this.turns.take(key);
-    /** What this update leaves the next one in line (see key-turns.ts). */
-    let stored: StoredState | undefined;
     try {
-      return await this.updateInTurn(
-        ctx,
-        name,
-        key,
-        compute,
-        hooks,
-        opts,
-        turn?.previous,
-        (s) => (stored = s),
-      );
+      return await this.updateInTurn(ctx, name, key, compute, hooks, opts, turn);
     } finally {
-      turn?.end(stored);
+      // Passes nothing on unless the write already handed over what it stored.
+      turn?.end(undefined);
     }
   }
 
@@ -263,9 +254,9 @@ export class GenericStore {
     compute: (current: any | null) => any | Promise<any>,
     hooks: WriteHooks,
     opts: { sub?: SubresourceStrategy; allowCreate?: boolean },
-    previous: StoredState | undefined,
-    leave: (s: StoredState) => void,
+    turn: KeyTurn | undefined,
   ): Promise<{ obj: any; created: boolean }> {
+    const previous = turn?.previous;
     const { sub } = opts;
     /** The state a lost race reported (Kubernetes retries from the failed transaction's read too). */
     let reported: KeyValue | undefined;
@@ -312,8 +303,9 @@ export class GenericStore {
         if (out.action === 'create') {
           await this.opts.strategy.beforeCreate?.(out.obj, ctx);
           const value = this.encode(out.obj, key);
-          const written = await this.opts.storage.create(key, value, this.putOptions(out.obj));
-          leave({ key, value, modRevision: written.modRevision });
+          const pass = (modRevision: number) => turn?.end({ key, value, modRevision });
+          const written = await this.opts.storage.create(key, value, this.putOptions(out.obj, pass));
+          pass(written.modRevision);
           out.obj.metadata.resourceVersion = String(written.modRevision);
           return { obj: out.obj, created: true };
         }
@@ -325,8 +317,15 @@ export class GenericStore {
         }
         await this.opts.strategy.beforeUpdate?.(out.obj, current, ctx);
         const value = this.encode(out.obj, key);
-        const written = await this.opts.storage.update(key, value, modRevision, this.putOptions(out.obj));
-        leave({ key, value, modRevision: written.modRevision });
+        // The next update in line may start once this write is committed, before it is durable.
+        const pass = (rev: number) => turn?.end({ key, value, modRevision: rev });
+        const written = await this.opts.storage.update(
+          key,
+          value,
+          modRevision,
+          this.putOptions(out.obj, pass),
+        );
+        pass(written.modRevision);
         out.obj.metadata.resourceVersion = String(written.modRevision);
         return { obj: out.obj, created: false };
       } catch (err) {

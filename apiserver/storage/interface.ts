@@ -62,6 +62,12 @@ export interface GetResult {
 export interface PutOptions {
   /** The key is deleted (with a delete event) this many seconds after the write. */
   ttlSeconds?: number;
+  /**
+   * Called with the write's revision once later writes see it, which may come before it is
+   * durable (the embedded store's commit, ahead of its fsync; etcd answers once durable, and
+   * calls nothing). The write's own promise still settles only once it is durable.
+   */
+  onCommitted?(modRevision: number): void;
 }
 
 export interface WatchOptions {

@@ -177,6 +177,32 @@ describe('embedded: group commit', function () {
     await assert.rejects(s.create('/rb/str', 'not a buffer' as unknown as Buffer), { code: 'InvalidObject' });
   });
 
+  it('tells onCommitted the revision before the write is acknowledged, and later writes see it', async () => {
+    const base = await s.create('/oc/k', Buffer.from('0'));
+    let told = 0;
+    let ackedBeforeTold = false;
+    const write = s.update('/oc/k', Buffer.from('1'), base.modRevision, {
+      onCommitted: (rev) => {
+        told = rev;
+      },
+    });
+    void write.then(() => (ackedBeforeTold = told === 0));
+    // Once told, a write compared against that revision goes through while the first may still be syncing.
+    while (told === 0) await new Promise((r) => setImmediate(r));
+    const next = await s.update('/oc/k', Buffer.from('2'), told);
+    const first = await write;
+    assert.equal(ackedBeforeTold, false, 'told before the acknowledgement');
+    assert.equal(first.modRevision, told);
+    assert.equal(next.modRevision, told + 1);
+    // Not told: a failed compare, and a write without the hook.
+    let toldConflict = false;
+    await assert.rejects(
+      s.update('/oc/k', Buffer.from('x'), base.modRevision, { onCommitted: () => (toldConflict = true) }),
+      (e) => isStorageError(e, 'Conflict'),
+    );
+    assert.equal(toldConflict, false);
+  });
+
   it('stores and replays large values', async () => {
     const big = Buffer.alloc(2 * 1024 * 1024);
     for (let i = 0; i < big.length; i++) big[i] = (i * 31) & 0xff;

@@ -158,7 +158,7 @@ export class EmbeddedStore implements EmbeddedStorage {
     if (v instanceof StorageError) return Promise.reject(v);
     try {
       return this.writer.submit(
-        new WriteOp(kind, key, v, expected, this.deadline(opts)),
+        new WriteOp(kind, key, v, expected, this.deadline(opts), opts?.onCommitted),
       ) as Promise<KeyValue>;
     } catch (err) {
       return Promise.reject(err);

@@ -65,6 +65,8 @@ export class WriteOp {
     readonly expected: number,
     /** Expiry deadline in ms (0: none); for OP_EXPIRE the deadline the key must still carry. */
     readonly lease: number,
+    /** Told the revision once the commit is visible to later writes, before the fsync (PutOptions). */
+    readonly onCommitted?: (modRevision: number) => void,
   ) {}
 }
 
@@ -169,6 +171,11 @@ export class Writer {
     } catch (err) {
       committed = flushed = Promise.reject(err);
     }
+    // Later writes see the batch once it is committed; its callers hear only once it is flushed.
+    void committed.then(
+      () => this.committed(batch),
+      () => {},
+    );
     const done = Promise.all([committed, flushed]);
     this.tail = this.tail
       .then(() => done)
@@ -176,6 +183,17 @@ export class Writer {
         () => this.finish(batch),
         (err: unknown) => this.fail(batch, err),
       );
+  }
+
+  private committed(batch: Batch): void {
+    for (const op of batch.ops) {
+      if (!op.onCommitted || op.error || !op.result) continue;
+      try {
+        op.onCommitted((op.result as Kv).modRevision);
+      } catch {
+        // A caller's hook must not fail the batch of others.
+      }
+    }
   }
 
   /** Runs inside the write transaction, on the main thread. */
