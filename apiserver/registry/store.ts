@@ -1,33 +1,25 @@
 // The generic store behind every resource (like k8s.io/apiserver's
 // registry/generic/registry.Store): server-owned metadata, defaults,
-// validation, optimistic concurrency, two-phase deletion with finalizers and
-// graceful deletion (store-delete.ts), dry-run. Per-type rules come from the
+// validation, optimistic concurrency (updates: store-update.ts), two-phase
+// deletion with finalizers and graceful deletion (store-delete.ts), dry-run. Per-type rules come from the
 // Strategy; what the handler adds (field manager, admission) comes in as
 // WriteHooks; reads and watches are the StoreReader's (reads.ts).
 import type { KeyValue, PutOptions, Storage } from '../storage/interface';
 import { isStorageError } from '../storage/errors';
 import { Cacher } from '../storage/cacher/cacher';
 import type { CacheCodec, ObjectAttrs } from '../storage/cacher/cached-object';
-import {
-  alreadyExists,
-  badRequest,
-  conflict,
-  invalid,
-  notFound,
-  type GroupResource,
-} from '../../shared/api/status';
+import { alreadyExists, badRequest, invalid, type GroupResource } from '../../shared/api/status';
 import { required, type FieldError } from '../../shared/api/field-errors';
-import { retryAfterConflict, type RequestContext } from './context';
-import { type KeyTurn, KeyTurns } from './key-turns';
+import type { RequestContext } from './context';
+import { StoreUpdater } from './store-update';
 import { generateName, metaOf, newUID } from './meta';
 import { rfc3339 } from '../../shared/api/validation/gotime';
-import { jsonClone, jsonEqual } from '../../shared/api/json-value';
+import { jsonClone } from '../../shared/api/json-value';
 import type { StorageCodec } from './storage-codec';
 import type { Strategy, SubresourceStrategy } from './strategy';
 import { keyPrefix, objectKey, type SchemaHooks, type StoreResource } from './resource';
 import { StoreReader } from './reads';
 import { StoreDeleter, type DeleteOptions } from './store-delete';
-import { semanticEqual } from '../../shared/api/validation/metadata';
 import { decodeMessage, hasProtobufMagic, peekTypeMeta } from '../../shared/codec/protobuf';
 
 export type { DeleteOptions } from './store-delete';
@@ -54,18 +46,12 @@ export interface StoreOptions {
   enableGarbageCollector: boolean;
 }
 
-type Outcome =
-  | { action: 'create'; obj: any }
-  | { action: 'update'; obj: any }
-  | { action: 'delete'; obj: any }
-  | { action: 'none'; obj: any };
-
 export class GenericStore {
   readonly reader: StoreReader;
   readonly cacher: Cacher | null;
   readonly gr: GroupResource;
   private readonly deleter: StoreDeleter;
-  private readonly turns = new KeyTurns();
+  private readonly updater: StoreUpdater;
 
   constructor(
     readonly res: StoreResource,
@@ -80,6 +66,19 @@ export class GenericStore {
       encode: (obj, key) => this.encode(obj, key),
       putOptions: (obj) => this.putOptions(obj),
       list: (ctx, list) => this.reader.list(ctx, list),
+    });
+    this.updater = new StoreUpdater({
+      gr: this.gr,
+      res,
+      opts,
+      // Set further down (or shared): read when an update runs.
+      cacher: () => this.cacher,
+      key: (namespace, name) => this.key(namespace, name),
+      decode: (kv) => this.decode(kv),
+      encode: (obj, key) => this.encode(obj, key),
+      putOptions: (obj, onCommitted) => this.putOptions(obj, onCommitted),
+      prepareCreate: (ctx, obj, hooks) => this.prepareCreate(ctx, obj, hooks),
+      fail: (name, errs) => this.fail(name, errs),
     });
     if (opts.sharedReads) {
       this.cacher = opts.sharedReads.cacher;
@@ -222,7 +221,7 @@ export class GenericStore {
     return { ttlSeconds: ttl, onCommitted };
   }
 
-  // ---- update -------------------------------------------------------------
+  // ---- update (store-update.ts) ---------------------------------------------
 
   /**
    * Read-modify-write of one object. `compute` gets a private copy of the
@@ -230,219 +229,14 @@ export class GenericStore {
    * several times when writes race. Returns the stored object and whether it
    * was created.
    */
-  async update(
+  update(
     ctx: RequestContext,
     name: string,
     compute: (current: any | null) => any | Promise<any>,
     hooks: WriteHooks = {},
     opts: { sub?: SubresourceStrategy; allowCreate?: boolean } = {},
   ): Promise<{ obj: any; created: boolean }> {
-    const key = this.key(ctx.namespace, name);
-    const turn = ctx.dryRun ? undefined : await this.turns.take(key);
-    try {
-      return await this.updateInTurn(ctx, name, key, compute, hooks, opts, turn);
-    } finally {
-      // Passes nothing on unless the write already handed over what it stored.
-      turn?.end(undefined);
-    }
-  }
-
-  private async updateInTurn(
-    ctx: RequestContext,
-    name: string,
-    key: string,
-    compute: (current: any | null) => any | Promise<any>,
-    hooks: WriteHooks,
-    opts: { sub?: SubresourceStrategy; allowCreate?: boolean },
-    turn: KeyTurn | undefined,
-  ): Promise<{ obj: any; created: boolean }> {
-    const previous = turn?.previous;
-    const { sub } = opts;
-    /** The state a lost race reported (Kubernetes retries from the failed transaction's read too). */
-    let reported: KeyValue | undefined;
-    for (let attempt = 0; ; attempt++) {
-      // Like kube's GuaranteedUpdate, the first try starts from a guess, saving a
-      // read of the store: what the update before this one stored, or the watch
-      // cache's object, whichever is newer. The write's compare on modRevision
-      // catches a stale one, and any answer a stale one could cause (a failed
-      // precondition, "nothing to change") is checked again against the store.
-      // A retry after a lost race starts from the state that race reported.
-      const cacher = this.cacher;
-      // Every resource's cache runs in kube-apiserver; here it starts with the first read or update.
-      if (cacher && !cacher.isReady && attempt === 0) void cacher.ready();
-      const cached = attempt === 0 && !ctx.dryRun && cacher?.isReady ? cacher.get(key) : undefined;
-      const handed =
-        attempt === 0 && previous && previous.modRevision > (cached?.rv ?? 0) ? previous : undefined;
-      const guessed = !!(handed ?? cached);
-      let current: any;
-      let modRevision: number;
-      if (handed) {
-        current = this.opts.codec.decode(handed.value, handed.modRevision, key);
-        modRevision = handed.modRevision;
-      } else if (cached) {
-        current = cached.copy();
-        modRevision = cached.rv;
-      } else {
-        const kv = reported ?? (await this.opts.storage.get(key)).kv;
-        reported = undefined;
-        current = kv ? this.decode(kv) : null;
-        modRevision = kv?.modRevision ?? 0;
-      }
-      let out: Outcome;
-      try {
-        out = await this.computeUpdate(ctx, name, current, compute, hooks, sub, opts.allowCreate);
-      } catch (err) {
-        if (guessed) continue;
-        throw err;
-      }
-      if (ctx.dryRun || out.action === 'none') {
-        if (guessed) continue;
-        return { obj: out.obj, created: out.action === 'create' };
-      }
-      try {
-        if (out.action === 'create') {
-          await this.opts.strategy.beforeCreate?.(out.obj, ctx);
-          const value = this.encode(out.obj, key);
-          const pass = (modRevision: number) => turn?.end({ key, value, modRevision });
-          const written = await this.opts.storage.create(key, value, this.putOptions(out.obj, pass));
-          pass(written.modRevision);
-          out.obj.metadata.resourceVersion = String(written.modRevision);
-          return { obj: out.obj, created: true };
-        }
-        if (out.action === 'delete') {
-          const del = await this.opts.storage.delete(key, modRevision);
-          await this.opts.strategy.afterDelete?.(out.obj);
-          out.obj.metadata.resourceVersion = String(del.revision);
-          return { obj: out.obj, created: false };
-        }
-        await this.opts.strategy.beforeUpdate?.(out.obj, current, ctx);
-        const value = this.encode(out.obj, key);
-        // The next update in line may start once this write is committed, before it is durable.
-        const pass = (rev: number) => turn?.end({ key, value, modRevision: rev });
-        const written = await this.opts.storage.update(
-          key,
-          value,
-          modRevision,
-          this.putOptions(out.obj, pass),
-        );
-        pass(written.modRevision);
-        out.obj.metadata.resourceVersion = String(written.modRevision);
-        return { obj: out.obj, created: false };
-      } catch (err) {
-        if (out.action === 'create') await this.opts.strategy.afterCreateFailed?.(out.obj);
-        if (
-          isStorageError(err, 'Conflict') ||
-          isStorageError(err, 'KeyExists') ||
-          isStorageError(err, 'KeyNotFound')
-        ) {
-          if (retryAfterConflict(ctx, attempt)) {
-            if (isStorageError(err, 'Conflict')) reported = err.current;
-            continue;
-          }
-          throw conflict(this.gr, name);
-        }
-        throw err;
-      }
-    }
-  }
-
-  private async computeUpdate(
-    ctx: RequestContext,
-    name: string,
-    current: any | null,
-    compute: (current: any | null) => any | Promise<any>,
-    hooks: WriteHooks,
-    sub?: SubresourceStrategy,
-    allowCreate?: boolean,
-  ): Promise<Outcome> {
-    if (!current) {
-      if (sub || !(allowCreate ?? this.opts.strategy.allowCreateOnUpdate)) throw notFound(this.gr, name);
-      const desired = await compute(null);
-      const md = metaOf(desired);
-      if (md.resourceVersion) throw conflict(this.gr, name);
-      md.name = name;
-      return { action: 'create', obj: await this.prepareCreate(ctx, desired, hooks) };
-    }
-    const old = current;
-    let obj = await compute(jsonClone(old));
-    const md = metaOf(obj);
-    const oldMd = old.metadata;
-    if (
-      md.resourceVersion !== undefined &&
-      md.resourceVersion !== '' &&
-      md.resourceVersion !== oldMd.resourceVersion
-    ) {
-      throw conflict(this.gr, name);
-    }
-    if (!md.resourceVersion && this.opts.strategy.allowUnconditionalUpdate === false) {
-      this.fail(name, [
-        {
-          type: 'FieldValueInvalid',
-          field: 'metadata.resourceVersion',
-          badValue: 0,
-          detail: 'must be specified for an update',
-        },
-      ]);
-    }
-    if (md.uid && md.uid !== oldMd.uid) {
-      throw conflict(
-        this.gr,
-        name,
-        `Precondition failed: UID in precondition: ${md.uid}, UID in object meta: ${oldMd.uid}`,
-      );
-    }
-    if (sub) {
-      obj = sub.merge(obj, jsonClone(old), ctx);
-    } else if (this.res.hasStatus) {
-      if (old.status === undefined) delete obj.status;
-      else obj.status = jsonClone(old.status);
-    }
-    const nmd = metaOf(obj);
-    // Server-owned metadata stays as stored; name and namespace may not change.
-    if (nmd.name === undefined || nmd.name === '') nmd.name = oldMd.name;
-    if (this.res.namespaced && !nmd.namespace) nmd.namespace = oldMd.namespace;
-    nmd.uid = oldMd.uid;
-    nmd.creationTimestamp = oldMd.creationTimestamp;
-    for (const f of ['deletionTimestamp', 'deletionGracePeriodSeconds', 'generation'] as const) {
-      if (oldMd[f] === undefined) delete nmd[f];
-      else nmd[f] = oldMd[f];
-    }
-    delete nmd.selfLink;
-    this.opts.schema.applyDefaults(obj);
-    if (!sub) await this.opts.strategy.authorizeWrite?.(obj, old, ctx);
-    // As on create: managedFields and mutating admission first, then the strategy.
-    if (hooks.mutate) obj = await hooks.mutate(obj, old);
-    if (!sub) this.opts.strategy.prepareForUpdate?.(obj, old, ctx);
-    // Go compares the decoded structs: a null, an empty list and a missing field are one value.
-    if (this.opts.strategy.tracksGeneration && !sub && !semanticEqual(obj.spec, old.spec)) {
-      metaOf(obj).generation = (oldMd.generation ?? 0) + 1;
-    }
-    // Validation sees the version being replaced (the precondition was checked above).
-    obj.metadata.resourceVersion = oldMd.resourceVersion;
-    const schema = this.opts.schema;
-    const errs = [
-      ...(sub?.trusted
-        ? []
-        : sub?.statusOnly && schema.validateStatusUpdate
-          ? schema.validateStatusUpdate(obj, old)
-          : schema.validateUpdate(obj, old, ctx.internal)),
-      ...(sub
-        ? (sub.validate?.(obj, old, ctx) ?? [])
-        : (this.opts.strategy.validateUpdate?.(obj, old, ctx) ?? [])),
-    ];
-    if (errs.length) this.fail(name, errs);
-    await hooks.validate?.(obj, old);
-    if (this.finalized(obj)) return { action: 'delete', obj };
-    if (jsonEqual(obj, old)) return { action: 'none', obj: old };
-    return { action: 'update', obj };
-  }
-
-  /** Deletion was requested and nothing holds the object any more. */
-  private finalized(obj: any): boolean {
-    const md = obj.metadata;
-    if (!md.deletionTimestamp || (md.finalizers && md.finalizers.length > 0)) return false;
-    const custom = this.opts.strategy.deleteOnUpdateWhenFinalized;
-    return custom ? custom(obj) : !md.deletionGracePeriodSeconds;
+    return this.updater.update(ctx, name, compute, hooks, opts);
   }
 
   // ---- delete (store-delete.ts) ---------------------------------------------
