@@ -16,7 +16,7 @@ import { generateName, metaOf, newUID } from './meta';
 import { rfc3339 } from '../../shared/api/validation/gotime';
 import { jsonClone } from '../../shared/api/json-value';
 import type { StorageCodec } from './storage-codec';
-import type { Strategy, SubresourceStrategy } from './strategy';
+import type { Strategy } from './strategy';
 import { keyPrefix, objectKey, type SchemaHooks, type StoreResource } from './resource';
 import { StoreReader } from './reads';
 import { StoreDeleter, type DeleteOptions } from './store-delete';
@@ -223,20 +223,9 @@ export class GenericStore {
 
   // ---- update (store-update.ts) ---------------------------------------------
 
-  /**
-   * Read-modify-write of one object. `compute` gets a private copy of the
-   * current object (null when absent) and returns the desired one; it may run
-   * several times when writes race. Returns the stored object and whether it
-   * was created.
-   */
-  update(
-    ctx: RequestContext,
-    name: string,
-    compute: (current: any | null) => any | Promise<any>,
-    hooks: WriteHooks = {},
-    opts: { sub?: SubresourceStrategy; allowCreate?: boolean } = {},
-  ): Promise<{ obj: any; created: boolean }> {
-    return this.updater.update(ctx, name, compute, hooks, opts);
+  /** Read-modify-write of one object (see StoreUpdater.update). */
+  update(...args: Parameters<StoreUpdater['update']>): ReturnType<StoreUpdater['update']> {
+    return this.updater.update(...args);
   }
 
   // ---- delete (store-delete.ts) ---------------------------------------------
