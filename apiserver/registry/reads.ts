@@ -60,16 +60,17 @@ const CONSISTENT_CACHE_WAIT_MS = 1000;
 const EXPIRED_CONTINUE =
   'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.';
 
-/** Objects a snapshot keeps at most: they stay decoded while it is kept. */
+/** Objects one snapshot keeps at most: they stay decoded while it is kept. */
 const SNAPSHOT_MAX_ITEMS = 100;
-/** Namespaces with a snapshot at most (one per namespace the apiserver's own readers ask about). */
-const SNAPSHOT_MAX_NAMESPACES = 1000;
+/** Objects all of a resource's snapshots keep at most (one per namespace admission asks about). */
+const SNAPSHOTS_MAX_ITEMS = 10_000;
 
 export class StoreReader {
   private readonly gr: GroupResource;
   private readonly pages: ListPages;
   /** The last cachedObjects answer by namespace, with the cache's change revision it was read at. */
   private readonly snapshots = new Map<string, { at: number; objs: readonly any[] }>();
+  private snapshotItems = 0;
 
   constructor(
     private readonly res: StoreResource,
@@ -321,8 +322,13 @@ export class StoreReader {
     const r = await this.list(systemContext(namespace), { resourceVersion: '0' });
     const objs = Object.freeze(r.items.map((i) => i.obj));
     if (c && objs.length <= SNAPSHOT_MAX_ITEMS) {
-      if (this.snapshots.size >= SNAPSHOT_MAX_NAMESPACES) this.snapshots.clear();
+      this.snapshotItems -= hit?.objs.length ?? 0;
+      if (this.snapshotItems + objs.length > SNAPSHOTS_MAX_ITEMS) {
+        this.snapshots.clear();
+        this.snapshotItems = 0;
+      }
       this.snapshots.set(namespace, { at, objs });
+      this.snapshotItems += objs.length;
     }
     return objs;
   }

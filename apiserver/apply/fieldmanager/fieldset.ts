@@ -264,7 +264,7 @@ const byPE = (a: Entry, b: Entry) => comparePE(a.pe, b.pe);
 
 /**
  * Sorts a level's entries in place. Most levels are short, and Array.prototype.sort copies
- * every array into a work array first (a sixth of what a pod's create allocated): short
+ * every array into a work array first (a ninth of what a pod's create allocated): short
  * ones are sorted by insertion, long ones (a big map's keys, a long list) by the builtin.
  */
 function sortEntries(a: Entry[]): Entry[] {

@@ -186,6 +186,7 @@ export class Writer {
   }
 
   private committed(batch: Batch): void {
+    if (batch.threw !== undefined) return; // rolled back: nothing of it is visible
     for (const op of batch.ops) {
       if (!op.onCommitted || op.error || !op.result) continue;
       try {
