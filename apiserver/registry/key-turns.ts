@@ -11,12 +11,10 @@
 // compare still catches, as before: turns save work, correctness never rests
 // on them.
 
+import type { KeyValue } from '../storage/interface';
+
 /** What an update stored: enough to decode the object as a read of the store would. */
-export interface StoredState {
-  readonly key: string;
-  readonly value: Buffer;
-  readonly modRevision: number;
-}
+export type StoredState = Pick<KeyValue, 'key' | 'value' | 'modRevision'>;
 
 interface Line {
   /** Updates holding or waiting for a turn. */

@@ -11,7 +11,7 @@ import type { Cacher } from '../storage/cacher/cacher';
 import { conflict, notFound, type GroupResource } from '../../shared/api/status';
 import type { FieldError } from '../../shared/api/field-errors';
 import { retryAfterConflict, type RequestContext } from './context';
-import { type KeyTurn, KeyTurns } from './key-turns';
+import { type KeyTurn, KeyTurns, type StoredState } from './key-turns';
 import { metaOf } from './meta';
 import { jsonClone, jsonEqual } from '../../shared/api/json-value';
 import type { SubresourceStrategy } from './strategy';
@@ -29,10 +29,10 @@ type Outcome =
 export interface UpdateAccess {
   gr: GroupResource;
   res: StoreResource;
-  opts: Pick<StoreOptions, 'storage' | 'strategy' | 'schema' | 'codec'>;
+  opts: Pick<StoreOptions, 'storage' | 'strategy' | 'schema'>;
   cacher(): Cacher | null;
   key(namespace: string, name: string): string;
-  decode(kv: KeyValue): any;
+  decode(kv: StoredState): any;
   encode(obj: any, key: string): Buffer;
   putOptions(obj: any, onCommitted?: (modRevision: number) => void): PutOptions | undefined;
   /** The create pipeline up to the write (an update may create). */
@@ -98,7 +98,7 @@ export class StoreUpdater {
       let current: any;
       let modRevision: number;
       if (handed) {
-        current = this.s.opts.codec.decode(handed.value, handed.modRevision, key);
+        current = this.s.decode(handed);
         modRevision = handed.modRevision;
       } else if (cached) {
         current = cached.copy();

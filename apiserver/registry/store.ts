@@ -4,7 +4,7 @@
 // deletion with finalizers and graceful deletion (store-delete.ts), dry-run. Per-type rules come from the
 // Strategy; what the handler adds (field manager, admission) comes in as
 // WriteHooks; reads and watches are the StoreReader's (reads.ts).
-import type { KeyValue, PutOptions, Storage } from '../storage/interface';
+import type { PutOptions, Storage } from '../storage/interface';
 import { isStorageError } from '../storage/errors';
 import { Cacher } from '../storage/cacher/cacher';
 import type { CacheCodec, ObjectAttrs } from '../storage/cacher/cached-object';
@@ -12,6 +12,7 @@ import { alreadyExists, badRequest, invalid, type GroupResource } from '../../sh
 import { required, type FieldError } from '../../shared/api/field-errors';
 import type { RequestContext } from './context';
 import { StoreUpdater } from './store-update';
+import type { StoredState } from './key-turns';
 import { generateName, metaOf, newUID } from './meta';
 import { rfc3339 } from '../../shared/api/validation/gotime';
 import { jsonClone } from '../../shared/api/json-value';
@@ -140,7 +141,7 @@ export class GenericStore {
     return objectKey(this.res, namespace, name);
   }
 
-  private decode(kv: KeyValue): any {
+  private decode(kv: StoredState): any {
     return this.opts.codec.decode(kv.value, kv.modRevision, kv.key);
   }
 
@@ -217,8 +218,8 @@ export class GenericStore {
 
   private putOptions(obj: any, onCommitted?: (modRevision: number) => void): PutOptions | undefined {
     const ttl = this.opts.strategy.ttlSeconds?.(obj);
-    if (!(ttl && ttl > 0)) return onCommitted && { onCommitted };
-    return { ttlSeconds: ttl, onCommitted };
+    const ttlSeconds = ttl && ttl > 0 ? ttl : undefined;
+    return ttlSeconds || onCommitted ? { ttlSeconds, onCommitted } : undefined;
   }
 
   // ---- update (store-update.ts) ---------------------------------------------
