@@ -11,6 +11,7 @@ import {
   type Step,
 } from '../shared/cluster/local-cluster';
 import { writeComponentKubeconfig } from '../shared/cluster/credentials';
+import { startIdleGc } from '../shared/heap/idle-gc';
 
 const LABELS: Record<Step, string> = {
   apiserver: 'Starting the apiserver',
@@ -145,6 +146,8 @@ tkube is running: apiserver ${cluster.server}, ${o.nodes} node(s) ${runtimeLabel
 Logs: ${cluster.logDir}/
 ${o.detach ? 'Stop it with: tkube down' + (o.dataDir !== '.tkube' ? ` --data-dir ${o.dataDir}` : '') : 'Press Ctrl-C to stop it.'}`);
     if (o.detach) process.exit(0);
+    // It stays to supervise the components: give back what starting them grew.
+    startIdleGc();
   });
 
 program

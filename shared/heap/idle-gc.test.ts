@@ -6,6 +6,8 @@ const footprint = () => {
   const h = v8.getHeapStatistics();
   return h.total_heap_size + h.external_memory;
 };
+const youngGeneration = () =>
+  v8.getHeapSpaceStatistics().reduce((n, s) => n + (s.space_name.startsWith('new_') ? s.space_size : 0), 0);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
@@ -50,6 +52,31 @@ describe('idle-time collection', function () {
         await sleep(1);
       }
       assert.ok(footprint() > peak - 24 * 2 ** 20, 'collected while busy');
+    } finally {
+      stop();
+    }
+  });
+
+  it('gives back the young generation a burst grew once the process stays quiet', async function () {
+    this.timeout(30_000);
+    const stop = startIdleGc();
+    try {
+      // Short-lived objects, a tenth of them alive for a while: V8 grows its young
+      // generation to its maximum (32 MB) under such allocation.
+      let kept: object[] = [];
+      for (let i = 0; i < 3_000_000; i++) {
+        const o = { n: i, name: `object-${i}` };
+        if (i % 10 === 0) kept.push(o);
+        if (kept.length >= 50_000) kept = [];
+      }
+      const grown = youngGeneration();
+      assert.ok(grown > 8 * 2 ** 20, `young generation ${(grown / 2 ** 20).toFixed(0)} MiB after the burst`);
+      const deadline = Date.now() + 15_000;
+      while (youngGeneration() > 4 * 2 ** 20 && Date.now() < deadline) await sleep(250);
+      assert.ok(
+        youngGeneration() <= 4 * 2 ** 20,
+        `young generation ${(youngGeneration() / 2 ** 20).toFixed(0)} MiB, ${(grown / 2 ** 20).toFixed(0)} MiB after the burst`,
+      );
     } finally {
       stop();
     }

@@ -2,11 +2,19 @@
 // burst's peak and frees dead Buffers only when it collects; its own memory reducer
 // starts at the earliest 8 s after a full collection, and only if one happened. tkube's
 // processes are idle most of the time between bursts (a rollout, a relist, a cache
-// fill), so each checks twice a second: when its event loop was idle over the last half second
-// and its heap plus external memory grew by GROWTH_BYTES since the last full
-// collection, it runs one, compacting: the objects that outlive a burst (cache entries)
-// are spread over pages it mostly filled with garbage, and V8's own heuristics leave
-// such pages in place. It costs ~2 ms per MB of live heap, paid while nothing waits.
+// fill), so each checks twice a second, and while its event loop was idle over the last
+// half second:
+// - when its heap plus external memory grew by GROWTH_BYTES since the last full
+//   collection, it runs one, compacting: the objects that outlive a burst (cache
+//   entries) are spread over pages it mostly filled with garbage, and V8's own
+//   heuristics leave such pages in place. It costs ~2 ms per MB of live heap, paid
+//   while nothing waits.
+// - when a quiet stretch begins with its young generation at the size a burst grew
+//   it to (up to 32 MB, committed and touched), it collects the young generation,
+//   and once the stretch has lasted SETTLE_MS, runs a full collection if the young
+//   generation is still that size. V8 shrinks the young generation at a full
+//   collection only when its recent allocation rate was under 1 MB/s; the young
+//   collection starts the interval it measures at the stretch's beginning.
 import { performance } from 'node:perf_hooks';
 import * as v8 from 'node:v8';
 import * as vm from 'node:vm';
@@ -15,12 +23,19 @@ const INTERVAL_MS = 500;
 /** Share of the last interval the event loop may have been busy and still count as idle. */
 const IDLE_UTILIZATION = 0.05;
 const GROWTH_BYTES = 16 * 2 ** 20;
+/**
+ * Quiet time after which V8's allocation rate reads as low: it measures the rate over
+ * the intervals between its last collections, going back at least 5 s.
+ */
+const SETTLE_MS = 6000;
+/** A young generation above this is one a burst grew (V8 starts it at 1 MB). */
+const YOUNG_SETTLED_BYTES = 4 * 2 ** 20;
 
-type Gc = () => void;
+type Gc = (options?: { type: 'minor' | 'major' }) => void;
 let gcFn: Gc | null | undefined;
 
-/** V8's full collection, exposed without a command-line flag (null where V8 refuses). */
-function fullGc(): Gc | null {
+/** V8's collector, exposed without a command-line flag (null where V8 refuses). */
+function exposedGc(): Gc | null {
   if (gcFn === undefined) {
     try {
       v8.setFlagsFromString('--expose-gc');
@@ -37,30 +52,64 @@ function footprint(): number {
   return h.total_heap_size + h.external_memory;
 }
 
+function youngGenerationBytes(): number {
+  let n = 0;
+  for (const s of v8.getHeapSpaceStatistics()) if (s.space_name.startsWith('new_')) n += s.space_size;
+  return n;
+}
+
 /** Starts the idle-time collector; returns its stop. */
 export function startIdleGc(): () => void {
   let base = footprint();
   let last = performance.eventLoopUtilization();
+  /** When the current quiet stretch began (undefined while busy). */
+  let quietSince: number | undefined;
+  /** The stretch began with a grown young generation, not yet given back. */
+  let settling = false;
   const timer = setInterval(() => {
     const now = performance.eventLoopUtilization();
     const busy = performance.eventLoopUtilization(now, last).utilization;
     last = now;
+    if (busy >= IDLE_UTILIZATION) {
+      quietSince = undefined;
+      return;
+    }
+    const at = Date.now();
+    const begins = quietSince === undefined;
+    if (begins) {
+      quietSince = at;
+      settling = youngGenerationBytes() > YOUNG_SETTLED_BYTES;
+    }
     const f = footprint();
     // V8 collected on its own since: measure growth from there.
     if (f < base) base = f;
-    // The collector is made on first need (a V8 context, ~2 ms): not at start-up, nor in a process never busy.
-    const gc = busy < IDLE_UTILIZATION && f - base >= GROWTH_BYTES ? fullGc() : null;
-    if (gc) {
-      // Read by V8 as each collection starts: this one compacts, the ones V8 starts do not.
-      v8.setFlagsFromString('--compact-on-every-full-gc');
-      try {
-        gc();
-      } finally {
-        v8.setFlagsFromString('--no-compact-on-every-full-gc');
-      }
+    if (f - base >= GROWTH_BYTES) {
+      collect('compacting');
       base = footprint();
+    } else if (begins && settling) {
+      collect('young');
+    } else if (settling && at - quietSince! >= SETTLE_MS) {
+      settling = false;
+      if (youngGenerationBytes() > YOUNG_SETTLED_BYTES) {
+        collect('full');
+        base = footprint();
+      }
     }
   }, INTERVAL_MS);
   timer.unref();
   return () => clearInterval(timer);
+}
+
+function collect(kind: 'young' | 'full' | 'compacting'): void {
+  // The collector is made on first need (a V8 context, ~2 ms): not at start-up, nor in a process never busy.
+  const gc = exposedGc();
+  if (!gc) return;
+  if (kind !== 'compacting') return gc({ type: kind === 'young' ? 'minor' : 'major' });
+  // Read by V8 as each collection starts: this one compacts, the ones V8 starts do not.
+  v8.setFlagsFromString('--compact-on-every-full-gc');
+  try {
+    gc();
+  } finally {
+    v8.setFlagsFromString('--no-compact-on-every-full-gc');
+  }
 }

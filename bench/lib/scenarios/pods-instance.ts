@@ -85,20 +85,23 @@ export async function podsInstance(ctx: Ctx): Promise<void> {
     const points: NonNullable<BackendResult['memory']>['points'] = [];
     let stored = o.pods - f.errors;
 
-    /** RSS of the loaded process, then restart: ready time, cache fill, RSS with the cache only and after a list. */
+    /**
+     * RSS of the loaded process, then restart: ready time, cache fill, RSS with the cache only and after a list.
+     * Each reading waits as long as the idle one: a process gives back what a burst grew once it is quiet.
+     */
     const restartAndMeasure = async (pods: number) => {
-      await sleep(3000);
+      await sleep(o.idleWaitMs);
       const loadedRss = b.rss();
       const loadedHeap = await b.heap();
       await b.stop();
       const s = await b.start('restart');
       const cacheFillMs = await startPodCache(b);
-      await sleep(3000);
+      await sleep(o.idleWaitMs);
       const cached = b.mem();
       const heap = await b.heap();
       const l = await b.api.call('GET', '/api/v1/pods?resourceVersion=0');
       if (l.status !== 200) throw new Error(`list: ${l.status}`);
-      await sleep(3000);
+      await sleep(o.idleWaitMs);
       const listed = b.mem();
       (ctx.result.restart ??= []).push({
         objects: pods,
