@@ -243,7 +243,9 @@ export function checkFields(
         }
         for (let i = 0; i < v.length; i++) {
           at.push(i);
-          v[i] = v[i] === null ? zeroOf(d.item!) : walk(v[i], d.item!);
+          const item = v[i];
+          const out = item === null ? zeroOf(d.item!) : walk(item, d.item!);
+          if (out !== item) v[i] = out;
           at.pop();
         }
         return v;
@@ -261,7 +263,7 @@ export function checkFields(
           const out = val === null ? zeroOf(d.value!) : walk(val, d.value!);
           at.pop();
           if (out === undefined) delete m[k];
-          else m[k] = out;
+          else if (out !== val) m[k] = out;
         }
         return v;
       }
@@ -299,8 +301,9 @@ export function checkFields(
           while (stack.length > depth) stack.pop();
           structName = outer;
           at.pop();
+          // Most values come back as they were: a store would only cost.
           if (out === undefined) delete o[k];
-          else o[k] = out;
+          else if (out !== val) o[k] = out;
         }
         return v;
       }

@@ -59,41 +59,121 @@ function sortedMap(m: Record<string, unknown>, each?: (v: unknown) => unknown): 
   return out;
 }
 
+/** Shapes a struct value; compiled on first use. Generated code calls it through `f`. */
+interface Shaper {
+  f: (value: unknown) => unknown;
+}
+
+const shapers = new Map<string, Shaper>();
+const EMPTY: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
+const identity = (v: unknown) => v;
+
 /** The value of a field of struct type def (a plain JSON value), shaped like Go writes it. */
 export function goShape(value: unknown, def: string): unknown {
+  return shaperOf(def).f(value);
+}
+
+function shaperOf(def: string): Shaper {
+  let s = shapers.get(def);
+  if (s) return s;
   const st = flat(def);
-  if (!st || st.custom || value === null || typeof value !== 'object' || Array.isArray(value)) return value;
-  const obj = value as Record<string, unknown>;
-  const out: Record<string, unknown> = {};
+  if (!st || st.custom) s = { f: identity };
+  else {
+    // Compiled when first called, so that structs referring to themselves resolve.
+    const holder: Shaper = {
+      f: (v) => {
+        holder.f = compileShaper(st);
+        return holder.f(v);
+      },
+    };
+    s = holder;
+  }
+  shapers.set(def, s);
+  return s;
+}
+
+const isEmptyCollection = (v: unknown): boolean =>
+  Array.isArray(v) ? v.length === 0 : typeof v === 'object' && Object.keys(v as object).length === 0;
+
+/** Keys the struct does not know, after the known ones (a slow path: the count said there are some). */
+function copyUnknown(obj: Record<string, unknown>, out: Record<string, unknown>, known: Set<string>): void {
+  for (const k of Object.keys(obj)) if (!known.has(k) && obj[k] !== undefined) out[k] = obj[k];
+}
+
+/**
+ * One struct's shaper as generated JavaScript, the way protobuf-compile.ts makes its
+ * codecs: each field is read and written under its own static name, so V8 keeps the
+ * accesses monomorphic, and every flag test is settled when the code is made.
+ */
+function compileShaper(st: Flat): (value: unknown) => unknown {
+  const refs: Shaper[] = [];
+  const consts: unknown[] = [];
+  const ref = (def: string) => {
+    const r = shaperOf(def);
+    let i = refs.indexOf(r);
+    if (i < 0) i = refs.push(r) - 1;
+    return `R[${i}]`;
+  };
+  const constant = (v: unknown) => `C[${consts.push(v) - 1}]`;
+  const body: string[] = [];
   for (const f of st.fields) {
     const flags = f.f ?? 0;
-    const v = obj[f.j];
-    const ref = f.r;
-    const struct = ref !== undefined && !isCustom(ref);
-    if (v === undefined || v === null) {
-      if (flags & (POINTER | SLICE | MAP)) {
-        if (!(flags & OMITEMPTY)) out[f.j] = null;
-      } else if (struct) {
-        // encoding/json never leaves out a struct for omitempty; omitzero does for a zero one.
-        if (!(flags & OMITZERO)) out[f.j] = goShape({}, ref);
-      } else if (ref !== undefined) {
-        // A custom-marshalled struct (Time, Quantity...): its zero as Go writes it.
-        if (!(flags & OMITZERO)) out[f.j] = f.z ?? null;
-      } else if (!(flags & OMITEMPTY)) out[f.j] = f.z ?? null;
-      continue;
+    const key = JSON.stringify(f.j);
+    const struct = f.r !== undefined && !isCustom(f.r);
+    const shaped = (x: string) => (struct ? `${ref(f.r!)}.f(${x})` : x);
+    let zero = '';
+    if (flags & (POINTER | SLICE | MAP)) {
+      if (!(flags & OMITEMPTY)) zero = `out[${key}] = null;`;
+    } else if (struct) {
+      // encoding/json never leaves out a struct for omitempty; omitzero does for a zero one.
+      if (!(flags & OMITZERO)) zero = `out[${key}] = ${shaped('EMPTY')};`;
+    } else if (f.r !== undefined) {
+      // A custom-marshalled struct (Time, Quantity...): its zero as Go writes it.
+      if (!(flags & OMITZERO)) zero = `out[${key}] = ${constant(f.z ?? null)};`;
+    } else if (!(flags & OMITEMPTY)) zero = `out[${key}] = ${constant(f.z ?? null)};`;
+    let value: string;
+    if (flags & SLICE)
+      value = `Array.isArray(v) ? ${struct ? `mapShaped(v, ${ref(f.r!)})` : 'v'} : ${shaped('v')}`;
+    else if (flags & MAP)
+      value =
+        `typeof v === "object" && !Array.isArray(v) ? sortedMap(v${struct ? `, ${ref(f.r!)}.f` : ''}) : ` +
+        shaped('v');
+    else value = shaped('v');
+    let write = `out[${key}] = ${value};`;
+    if (flags & OMITEMPTY && !(flags & POINTER)) {
+      if (flags & (SLICE | MAP)) write = `if (!isEmptyCollection(v)) ${write}`;
+      else if (f.r === undefined) write = `if (v !== "" && v !== 0 && v !== false) ${write}`;
     }
-    if (flags & OMITEMPTY) {
-      if (flags & (SLICE | MAP) && !(flags & POINTER)) {
-        if (Array.isArray(v) ? v.length === 0 : typeof v === 'object' && Object.keys(v).length === 0)
-          continue;
-      } else if (!(flags & POINTER) && ref === undefined && (v === '' || v === 0 || v === false)) continue;
-    }
-    if (flags & SLICE && Array.isArray(v)) out[f.j] = struct ? v.map((x) => goShape(x, ref)) : v;
-    else if (flags & MAP && typeof v === 'object' && !Array.isArray(v))
-      out[f.j] = sortedMap(v as Record<string, unknown>, struct ? (x) => goShape(x, ref) : undefined);
-    else out[f.j] = struct ? goShape(v, ref) : v;
+    body.push(`v = obj[${key}];
+      if (v === undefined || v === null) { ${zero} } else { n++; ${write} }`);
   }
-  for (const k of Object.keys(obj)) if (!st.keys.has(k) && obj[k] !== undefined) out[k] = obj[k];
+  const src = `"use strict";
+    return function shape(obj) {
+      if (obj === null || typeof obj !== "object" || Array.isArray(obj)) return obj;
+      const out = {};
+      let v, n = 0;
+      ${body.join('\n      ')}
+      // Fewer known fields than keys: some keys are unknown (or null).
+      if (n !== Object.keys(obj).length) copyUnknown(obj, out, KNOWN);
+      return out;
+    };`;
+  const factory = new Function(
+    'R',
+    'C',
+    'EMPTY',
+    'KNOWN',
+    'sortedMap',
+    'mapShaped',
+    'isEmptyCollection',
+    'copyUnknown',
+    src,
+  ) as (...args: unknown[]) => (value: unknown) => unknown;
+  return factory(refs, consts, EMPTY, st.keys, sortedMap, mapShaped, isEmptyCollection, copyUnknown);
+}
+
+function mapShaped(items: unknown[], s: Shaper): unknown[] {
+  const out: unknown[] = [];
+  for (let i = 0; i < items.length; i++) out.push(s.f(items[i]));
   return out;
 }
 
