@@ -32,6 +32,8 @@ interface Desc {
   kind: Kind;
   goType: string;
   def?: string;
+  /** A struct's Go name, as its type errors name it (PodSpec). */
+  name?: string;
   item?: Desc;
   value?: Desc;
   /** Go names of the embedded structs the JSON flattens (VolumeSource, ProbeHandler...). */
@@ -57,6 +59,13 @@ function goTypeOf(def: string): string {
 }
 
 const structFields = new Map<string, Map<string, Desc>>();
+const structDescs = new Map<string, Desc>();
+
+function structDesc(def: string): Desc {
+  let d = structDescs.get(def);
+  if (!d) structDescs.set(def, (d = { kind: 'struct', goType: goTypeOf(def), def, name: shortName(def) }));
+  return d;
+}
 
 function refDesc(def: string): Desc {
   const special = SPECIAL[def];
@@ -64,7 +73,7 @@ function refDesc(def: string): Desc {
   const t = typeSchema(def);
   // JSON, JSONSchemaPropsOr*: custom decoders accepting any JSON.
   if (!t || !t.type) return { kind: 'any', goType: goTypeOf(def) };
-  if (t.type === 'object') return { kind: 'struct', goType: goTypeOf(def), def };
+  if (t.type === 'object') return structDesc(def);
   return scalarDesc(t.type, t.format);
 }
 
@@ -131,7 +140,7 @@ const MAX_STRICT = 100;
 
 /** Times as Go stores them, by spelling and kind: an object's times repeat (a pod's conditions). */
 const times = [new Map<string, string | undefined>(), new Map<string, string | undefined>()];
-const TIMES_MAX = 1024;
+const MEMO_MAX = 1024;
 
 /** A Time or MicroTime in the form Go writes it back; undefined for the zero time (dropped). Throws Go's parse error. */
 function normalizedTime(v: string, micro: boolean): string | undefined {
@@ -139,8 +148,23 @@ function normalizedTime(v: string, micro: boolean): string | undefined {
   if (memo.has(v)) return memo.get(v);
   const t = parseGoTime(v, micro);
   const out = isZeroGoTime(t) ? undefined : formatGoTime(t, micro);
-  if (memo.size >= TIMES_MAX) memo.clear();
+  if (memo.size >= MEMO_MAX) memo.clear();
   memo.set(v, out);
+  return out;
+}
+
+/** Quantities as Go writes them back, by spelling: an object's quantities repeat (requests and limits). */
+const quantities = new Map<string, string>();
+
+/** A quantity in canonical form. Throws Go's parse error. */
+function normalizedQuantity(v: unknown): string {
+  if (typeof v !== 'string') return formatQuantity(quantityFromJSON(v));
+  let out = quantities.get(v);
+  if (out === undefined) {
+    out = formatQuantity(quantityFromJSON(v));
+    if (quantities.size >= MEMO_MAX) quantities.clear();
+    quantities.set(v, out);
+  }
   return out;
 }
 
@@ -218,7 +242,7 @@ export function checkFields(
       }
       case 'quantity':
         try {
-          return formatQuantity(quantityFromJSON(v));
+          return normalizedQuantity(v);
         } catch (e) {
           throw new DecodeAbort((e as Error).message);
         }
@@ -241,9 +265,11 @@ export function checkFields(
           mismatch(v, d.goType);
           return v;
         }
+        const kind = d.item!.kind;
         for (let i = 0; i < v.length; i++) {
-          at.push(i);
           const item = v[i];
+          if (isPlainValue(item, kind)) continue;
+          at.push(i);
           const out = item === null ? zeroOf(d.item!) : walk(item, d.item!);
           if (out !== item) v[i] = out;
           at.pop();
@@ -256,7 +282,9 @@ export function checkFields(
           return v;
         }
         const m = v as Record<string, unknown>;
+        const kind = d.value!.kind;
         for (const k of Object.keys(m)) {
+          if (!dups && isPlainValue(m[k], kind)) continue;
           at.push(k);
           if (dups?.has(pathHere())) note(`duplicate field "${pathHere()}"`);
           const val = m[k];
@@ -274,10 +302,11 @@ export function checkFields(
         }
         const o = v as Record<string, unknown>;
         const fields = fieldsOf(d.def!);
-        const name = shortName(d.def!);
+        const name = d.name!;
         for (const k of Object.keys(o)) {
-          at.push(k);
           const f = fields.get(k);
+          if (f !== undefined && !dups && isPlainValue(o[k], f.kind)) continue;
+          at.push(k);
           if (!f) {
             // Decoding into the kind drops what it does not know, whatever the directive.
             if (opts.collectUnknown) note(`unknown field "${pathHere()}"`);
@@ -313,12 +342,29 @@ export function checkFields(
   };
 
   try {
-    walk(obj, { kind: 'struct', goType: goTypeOf(definition), def: definition });
+    walk(obj, structDesc(definition));
   } catch (e) {
     if (e instanceof DecodeAbort) return { strict, error: e.message };
     throw e;
   }
   return typeError ? { strict, error: typeError } : { strict };
+}
+
+/** A value of a scalar kind that walk() would keep as it is and report nothing about (most of a body). */
+function isPlainValue(v: unknown, kind: Kind): boolean {
+  switch (kind) {
+    case 'string':
+      return typeof v === 'string';
+    case 'bool':
+      return typeof v === 'boolean';
+    case 'float':
+      return typeof v === 'number';
+    case 'int32':
+    case 'int64':
+      return typeof v === 'number' && inRange(v, kind);
+    default:
+      return false;
+  }
 }
 
 function inRange(v: number, kind: 'int32' | 'int64'): boolean {

@@ -46,7 +46,7 @@ export class Lister {
   }
 
   /** Every object (of a namespace when given), from the cache; the array and objects are read-only. */
-  async list(namespace = ''): Promise<readonly any[]> {
+  list(namespace = ''): readonly any[] | Promise<readonly any[]> {
     const s = this.served();
     if (!s) return [];
     return s.store.reader.cachedObjects(namespace);
