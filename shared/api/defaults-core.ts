@@ -14,8 +14,24 @@ import {
 import { formatQuantity, parseQuantity, roundUpQuantity } from './validation/quantity';
 import { volumeSourcesOf } from './volume-sources';
 
+type PullPolicy = 'Always' | 'IfNotPresent';
+
+/** By image: the pods of one template name the same images, and the reference grammar is regular expressions. */
+const pullPolicies = new Map<string, PullPolicy>();
+const PULL_POLICIES_MAX = 1024;
+
 /** PullPolicy default: Always for :latest or untagged images, IfNotPresent otherwise (and for unparseable ones). */
-export function defaultPullPolicy(image: string): 'Always' | 'IfNotPresent' {
+export function defaultPullPolicy(image: string): PullPolicy {
+  let p = pullPolicies.get(image);
+  if (p === undefined) {
+    p = pullPolicyOf(image);
+    if (pullPolicies.size >= PULL_POLICIES_MAX) pullPolicies.clear();
+    pullPolicies.set(image, p);
+  }
+  return p;
+}
+
+function pullPolicyOf(image: string): PullPolicy {
   const at = image.indexOf('@');
   const name = at >= 0 ? image.slice(0, at) : image;
   const digest = at >= 0 ? image.slice(at + 1) : '';

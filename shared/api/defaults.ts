@@ -51,22 +51,47 @@ function fieldNeedsWalk(owner: string, f: FieldSchema, visiting: Set<string>): b
   return !!inner.ref && needsWalk(inner.ref, visiting);
 }
 
+/** What the walk does with one field of a struct: round a resource list, or go into a struct, its items or its values. */
+interface FieldStep {
+  resourceList: boolean;
+  ref?: string;
+  items?: string;
+  values?: string;
+}
+const fieldSteps = new Map<string, Map<string, FieldStep>>();
+
+/** The fields of a struct the walk has something to do with (the others are skipped without a look). */
+function stepsOf(def: string): Map<string, FieldStep> {
+  let m = fieldSteps.get(def);
+  if (m) return m;
+  m = new Map();
+  for (const [k, f] of Object.entries(typeSchema(def)?.properties ?? {})) {
+    if (isResourceList(def, f)) m.set(k, { resourceList: true });
+    else if (f.ref) m.set(k, { resourceList: false, ref: f.ref });
+    else if (f.items?.ref) m.set(k, { resourceList: false, items: f.items.ref });
+    else if (f.values?.ref) m.set(k, { resourceList: false, values: f.values.ref });
+  }
+  fieldSteps.set(def, m);
+  return m;
+}
+
 function walk(v: unknown, def: string): void {
   if (v === null || typeof v !== 'object' || Array.isArray(v) || !needsWalk(def)) return;
   const o = v as Obj;
   for (const fn of defaultersOf(def) ?? []) fn(o);
-  const props = typeSchema(def)?.properties;
-  if (!props) return;
+  const steps = stepsOf(def);
+  if (steps.size === 0) return;
   for (const k of Object.keys(o)) {
-    const f = props[k];
+    const step = steps.get(k);
     const val = o[k];
-    if (!f || val === null || val === undefined) continue;
-    if (isResourceList(def, f)) {
+    if (!step || val === null || val === undefined) continue;
+    if (step.resourceList) {
       if (typeof val === 'object' && !Array.isArray(val)) roundResourceList(val as Obj);
-    } else if (f.ref) walk(val, f.ref);
-    else if (f.items?.ref && Array.isArray(val)) for (const item of val) walk(item, f.items.ref);
-    else if (f.values?.ref && typeof val === 'object' && !Array.isArray(val))
-      for (const item of Object.values(val as Obj)) walk(item, f.values.ref);
+    } else if (step.ref) walk(val, step.ref);
+    else if (step.items) {
+      if (Array.isArray(val)) for (const item of val) walk(item, step.items);
+    } else if (typeof val === 'object' && !Array.isArray(val))
+      for (const item of Object.values(val as Obj)) walk(item, step.values!);
   }
 }
 
