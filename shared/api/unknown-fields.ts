@@ -347,7 +347,21 @@ export function checkFields(
     if (e instanceof DecodeAbort) return { strict, error: e.message };
     throw e;
   }
-  return typeError ? { strict, error: typeError } : { strict };
+  if (typeError) return { strict, error: typeError };
+  typed.set(obj, definition);
+  return { strict };
+}
+
+/** Objects checkFields accepted, with the definition they were checked against. */
+const typed = new WeakMap<object, string>();
+
+/**
+ * Whether checkFields accepted this very object as the definition: every field it
+ * has then has its Go type, and its times, quantities and bytes their Go form.
+ * (Later changes to it are the server's own, which keep them so.)
+ */
+export function typedDecoded(obj: object, definition: string): boolean {
+  return typed.get(obj) === definition;
 }
 
 /** A value of a scalar kind that walk() would keep as it is and report nothing about (most of a body). */

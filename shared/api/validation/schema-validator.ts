@@ -11,6 +11,7 @@ import type Ajv from 'ajv';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type addFormatsFn from 'ajv-formats';
 import { definitionOf, typeSchema } from '../schema';
+import { typedDecoded } from '../unknown-fields';
 import type { FieldSchema, GroupVersionKind } from '../schema-types';
 import type { FieldError } from '../field-errors';
 import { notSupported, required } from '../field-errors';
@@ -100,8 +101,6 @@ const ENUM_OVERRIDE: Record<string, string[] | null> = {
 };
 
 let ajv: Ajv | undefined;
-const added = new Set<string>();
-const compiled = new Map<string, ValidateFunction>();
 
 /** ajv and ajv-formats, loaded on the first validation: ~60 ms we keep out of start-up. */
 export function loadAjv(): { Ajv: typeof Ajv; addFormats: typeof addFormatsFn } {
@@ -154,29 +153,103 @@ function isScalarRef(def: string): boolean {
   return !!t && t.type !== undefined && t.type !== 'object';
 }
 
-function convertField(owner: string, name: string, f: FieldSchema, refs: Set<string>): JSONSchema {
+/**
+ * Two schemas per definition. The full one checks types and formats too, for objects
+ * no typed decode has seen (patch results, converted objects). The typed one is for
+ * objects the typed decode accepted (unknown-fields.ts, typedDecoded): their every
+ * field already has its Go type, format and range, so it keeps only the enums and
+ * the `required` lists, and leaves out the fields with none below them.
+ */
+type Variant = { id: string; typed: boolean; added: Set<string>; compiled: Map<string, ValidateFunction> };
+const FULL: Variant = { id: ID, typed: false, added: new Set(), compiled: new Map() };
+const TYPED: Variant = { id: ID + 'typed/', typed: true, added: new Set(), compiled: new Map() };
+
+/** The enum values of a scalar field, as the schema lists them (undefined: none, or Go validation reports it). */
+function enumOf(owner: string, name: string, f: FieldSchema): string[] | undefined {
+  if (!f.enum) return undefined;
+  const override = ENUM_OVERRIDE[`${owner}.${name}`];
+  // '' is how an unset optional enum looks in Go; it is never reported.
+  return override === null ? undefined : [...(override ?? f.enum.filter((v) => v !== '')), ''];
+}
+
+function requiredOf(def: string): string[] {
+  const t = typeSchema(def);
+  if (!t || REQUIRED_SKIP.has(def + '.*')) return [];
+  return (t.required ?? []).filter((name) => {
+    const f = t.properties?.[name];
+    if (!f || REQUIRED_SKIP.has(`${def}.${name}`)) return false;
+    return f.type === 'string' || f.type === 'array' || (!!f.ref && isScalarRef(f.ref));
+  });
+}
+
+const constrainedDefs = new Map<string, boolean>();
+
+/** Whether a definition, or anything below it, has an enum or a required field (a cycle counts as yes). */
+function constrained(def: string, visiting = new Set<string>()): boolean {
+  const known = constrainedDefs.get(def);
+  if (known !== undefined) return known;
+  if (visiting.has(def)) return true;
+  visiting.add(def);
+  const t = typeSchema(def);
+  let found = false;
+  if (t?.type === 'object' && t.properties && !SPECIAL_DEFS.has(def)) {
+    found = requiredOf(def).length > 0;
+    for (const [name, f] of Object.entries(t.properties)) {
+      if (found) break;
+      found = fieldConstrained(def, name, f, visiting);
+    }
+  }
+  visiting.delete(def);
+  constrainedDefs.set(def, found);
+  return found;
+}
+
+function fieldConstrained(owner: string, name: string, f: FieldSchema, visiting: Set<string>): boolean {
+  if (f.ref) return constrained(f.ref, visiting);
+  if (f.items) return fieldConstrained(owner, name, f.items, visiting);
+  if (f.values) return fieldConstrained(owner, name, f.values, visiting);
+  return enumOf(owner, name, f) !== undefined;
+}
+
+/** A field's schema; undefined when the typed variant has nothing to check there. */
+function convertField(
+  owner: string,
+  name: string,
+  f: FieldSchema,
+  refs: Set<string>,
+  v: Variant,
+): JSONSchema | undefined {
   if (f.ref) {
+    if (v.typed && !constrained(f.ref)) return undefined;
     refs.add(f.ref);
-    return { $ref: ID + f.ref };
+    return { $ref: v.id + f.ref };
   }
-  if (f.type === 'array')
-    return { type: 'array', items: f.items ? convertField(owner, name, f.items, refs) : {} };
+  if (f.type === 'array') {
+    const items = f.items ? convertField(owner, name, f.items, refs, v) : {};
+    if (!v.typed) return { type: 'array', items };
+    return items ? { items } : undefined;
+  }
   if (f.type === 'object') {
-    return f.values
-      ? { type: 'object', additionalProperties: convertField(owner, name, f.values, refs) }
-      : { type: 'object' };
+    const values = f.values ? convertField(owner, name, f.values, refs, v) : undefined;
+    if (!v.typed) return values ? { type: 'object', additionalProperties: values } : { type: 'object' };
+    return values ? { additionalProperties: values } : undefined;
   }
+  const allowed = enumOf(owner, name, f);
+  if (v.typed) return allowed ? { enum: allowed } : undefined;
   const s = scalar(f.type, f.format);
-  if (f.enum) {
-    const key = `${owner}.${name}`;
-    const override = ENUM_OVERRIDE[key];
-    // '' is how an unset optional enum looks in Go; it is never reported.
-    if (override !== null) s.enum = [...(override ?? f.enum.filter((v) => v !== '')), ''];
-  }
+  if (allowed) s.enum = allowed;
   return s;
 }
 
-function convertDefinition(def: string, refs: Set<string>): JSONSchema {
+const SPECIAL_DEFS = new Set([
+  'io.k8s.apimachinery.pkg.api.resource.Quantity',
+  'io.k8s.apimachinery.pkg.util.intstr.IntOrString',
+  META + 'Time',
+  META + 'MicroTime',
+]);
+
+function convertDefinition(def: string, refs: Set<string>, v: Variant): JSONSchema {
+  if (v.typed && SPECIAL_DEFS.has(def)) return {};
   switch (def) {
     case 'io.k8s.apimachinery.pkg.api.resource.Quantity':
       return { type: ['string', 'number'], format: 'quantity' };
@@ -188,55 +261,58 @@ function convertDefinition(def: string, refs: Set<string>): JSONSchema {
   }
   const t = typeSchema(def);
   if (!t || !t.type || (t.type === 'object' && !t.properties)) return {};
-  if (t.type !== 'object') return scalar(t.type, t.format);
+  if (t.type !== 'object') return v.typed ? {} : scalar(t.type, t.format);
   const properties: JSONSchema = {};
-  for (const [name, f] of Object.entries(t.properties ?? {}))
-    properties[name] = convertField(def, name, f, refs);
-  const out: JSONSchema = { type: 'object', properties };
-  if (!REQUIRED_SKIP.has(def + '.*')) {
-    const req = (t.required ?? []).filter((name) => {
-      const f = t.properties?.[name];
-      if (!f || REQUIRED_SKIP.has(`${def}.${name}`)) return false;
-      return f.type === 'string' || f.type === 'array' || (!!f.ref && isScalarRef(f.ref));
-    });
-    if (req.length) out.required = req;
+  for (const [name, f] of Object.entries(t.properties ?? {})) {
+    const p = convertField(def, name, f, refs, v);
+    if (p) properties[name] = p;
   }
+  const out: JSONSchema = v.typed ? { properties } : { type: 'object', properties };
+  const req = requiredOf(def);
+  if (req.length) out.required = req;
   return out;
 }
 
 /** Adds the definition and everything it references, each once, without compiling. */
-function addClosure(def: string): void {
+function addClosure(def: string, v: Variant): void {
   const todo = [def];
   const a = instance();
   while (todo.length) {
     const d = todo.pop()!;
-    if (added.has(d)) continue;
-    added.add(d);
+    if (v.added.has(d)) continue;
+    v.added.add(d);
     const refs = new Set<string>();
-    a.addSchema(convertDefinition(d, refs), ID + d);
-    for (const r of refs) if (!added.has(r)) todo.push(r);
+    a.addSchema(convertDefinition(d, refs, v), v.id + d);
+    for (const r of refs) if (!v.added.has(r)) todo.push(r);
   }
+}
+
+function compiledFor(definition: string, v: Variant): ValidateFunction {
+  let fn = v.compiled.get(definition);
+  if (!fn) {
+    addClosure(definition, v);
+    fn = instance().getSchema(v.id + definition)!;
+    v.compiled.set(definition, fn);
+  }
+  return fn;
 }
 
 /** The compiled validator of a kind's definition, compiling it on first use. */
 export function validatorFor(definition: string): ValidateFunction {
-  let v = compiled.get(definition);
-  if (!v) {
-    addClosure(definition);
-    v = instance().getSchema(ID + definition)!;
-    compiled.set(definition, v);
-  }
-  return v;
+  return compiledFor(definition, FULL);
 }
 
 /** Definitions compiled so far (for tests and metrics). */
-export const compiledDefinitions = (): string[] => [...compiled.keys()];
+export const compiledDefinitions = (): string[] => [...FULL.compiled.keys(), ...TYPED.compiled.keys()];
 
-/** Schema errors of a built-in object, as FieldErrors. Unknown kinds return []. */
+/**
+ * Schema errors of a built-in object, as FieldErrors. Unknown kinds return [].
+ * An object the typed decode accepted gets the typed schema: the same errors, found with less work.
+ */
 export function schemaErrors(obj: Record<string, unknown>, gvk: GroupVersionKind): FieldError[] {
   const def = definitionOf(gvk);
   if (!def) return [];
-  const validate = validatorFor(def);
+  const validate = compiledFor(def, typedDecoded(obj, def) ? TYPED : FULL);
   if (validate(obj)) return [];
   const out: FieldError[] = [];
   for (const e of validate.errors ?? []) {
