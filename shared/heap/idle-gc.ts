@@ -2,13 +2,15 @@
 // burst's peak and frees dead Buffers only when it collects; its own memory reducer
 // starts at the earliest 8 s after a full collection, and only if one happened. tkube's
 // processes are idle most of the time between bursts (a rollout, a relist, a cache
-// fill), so each checks twice a second, and while its event loop was idle over the last
-// half second:
+// fill), so each checks twice a second whether its event loop was idle over the last
+// half second, and in a quiet stretch:
 // - when its heap plus external memory grew by GROWTH_BYTES since the last full
-//   collection, it runs one, compacting: the objects that outlive a burst (cache
-//   entries) are spread over pages it mostly filled with garbage, and V8's own
-//   heuristics leave such pages in place. It costs ~2 ms per MB of live heap, paid
-//   while nothing waits.
+//   collection, and the stretch has lasted COMPACT_AFTER_MS, it runs one, compacting:
+//   the objects that outlive a burst (cache entries) are spread over pages it mostly
+//   filled with garbage, and V8's own heuristics leave such pages in place. It stops
+//   the process for its whole length, ~2 ms per MB of live heap (130-180 ms with a
+//   cache of 27k ConfigMaps), so it waits for a stretch long enough to say the burst
+//   is over: after half a second, it often fell on the next burst's first requests.
 // - when a quiet stretch begins with its young generation at the size a burst grew
 //   it to (up to 32 MB, committed and touched), it collects the young generation,
 //   and once the stretch has lasted SETTLE_MS, runs a full collection if the young
@@ -23,6 +25,8 @@ const INTERVAL_MS = 500;
 /** Share of the last interval the event loop may have been busy and still count as idle. */
 const IDLE_UTILIZATION = 0.05;
 const GROWTH_BYTES = 16 * 2 ** 20;
+/** How long a quiet stretch lasts (after its first idle half second) before a compacting collection. */
+const COMPACT_AFTER_MS = 1500;
 /**
  * Quiet time after which V8's allocation rate reads as low: it measures the rate over
  * the intervals between its last collections, going back at least 5 s.
@@ -83,7 +87,7 @@ export function startIdleGc(): () => void {
     const f = footprint();
     // V8 collected on its own since: measure growth from there.
     if (f < base) base = f;
-    if (f - base >= GROWTH_BYTES) {
+    if (f - base >= GROWTH_BYTES && at - quietSince! >= COMPACT_AFTER_MS) {
       collect('compacting');
       base = footprint();
     } else if (begins && settling) {
