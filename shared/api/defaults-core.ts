@@ -13,23 +13,15 @@ import {
 } from './defaults-registry';
 import { formatQuantity, parseQuantity, roundUpQuantity } from './validation/quantity';
 import { volumeSourcesOf } from './volume-sources';
+import { boundedMemo } from '../heap/bounded-memo';
 
 type PullPolicy = 'Always' | 'IfNotPresent';
 
-/** By image: the pods of one template name the same images, and the reference grammar is regular expressions. */
-const pullPolicies = new Map<string, PullPolicy>();
-const PULL_POLICIES_MAX = 1024;
-
-/** PullPolicy default: Always for :latest or untagged images, IfNotPresent otherwise (and for unparseable ones). */
-export function defaultPullPolicy(image: string): PullPolicy {
-  let p = pullPolicies.get(image);
-  if (p === undefined) {
-    p = pullPolicyOf(image);
-    if (pullPolicies.size >= PULL_POLICIES_MAX) pullPolicies.clear();
-    pullPolicies.set(image, p);
-  }
-  return p;
-}
+/**
+ * PullPolicy default: Always for :latest or untagged images, IfNotPresent otherwise (and for unparseable ones).
+ * By image: the pods of one template name the same images, and the reference grammar is regular expressions.
+ */
+export const defaultPullPolicy: (image: string) => PullPolicy = boundedMemo(1024, pullPolicyOf);
 
 function pullPolicyOf(image: string): PullPolicy {
   const at = image.indexOf('@');

@@ -10,6 +10,7 @@
 import { fieldsOf, structDesc, type Desc, type Kind } from './go-decode-types';
 import { formatQuantity, quantityFromJSON } from './validation/quantity';
 import { formatGoTime, isZeroGoTime, parseGoTime } from './validation/gotime';
+import { boundedMemo } from '../heap/bounded-memo';
 
 export interface FieldCheckOptions {
   /** Report unknown fields (fieldValidation Warn or Strict). */
@@ -28,35 +29,20 @@ export interface FieldCheckResult {
 class DecodeAbort extends Error {}
 const MAX_STRICT = 100;
 
-/** Times as Go stores them, by spelling and kind: an object's times repeat (a pod's conditions). */
-const times = [new Map<string, string | undefined>(), new Map<string, string | undefined>()];
+// Times and quantities as Go writes them back, by spelling: an object's repeat (a pod's
+// conditions, its requests and limits). A time is undefined for the zero time (dropped).
+// Each throws Go's parse error.
 const MEMO_MAX = 1024;
-
-/** A Time or MicroTime in the form Go writes it back; undefined for the zero time (dropped). Throws Go's parse error. */
-function normalizedTime(v: string, micro: boolean): string | undefined {
-  const memo = times[micro ? 1 : 0];
-  if (memo.has(v)) return memo.get(v);
-  const t = parseGoTime(v, micro);
-  const out = isZeroGoTime(t) ? undefined : formatGoTime(t, micro);
-  if (memo.size >= MEMO_MAX) memo.clear();
-  memo.set(v, out);
-  return out;
-}
-
-/** Quantities as Go writes them back, by spelling: an object's quantities repeat (requests and limits). */
-const quantities = new Map<string, string>();
-
-/** A quantity in canonical form. Throws Go's parse error. */
-function normalizedQuantity(v: unknown): string {
-  if (typeof v !== 'string') return formatQuantity(quantityFromJSON(v));
-  let out = quantities.get(v);
-  if (out === undefined) {
-    out = formatQuantity(quantityFromJSON(v));
-    if (quantities.size >= MEMO_MAX) quantities.clear();
-    quantities.set(v, out);
-  }
-  return out;
-}
+const goTimeIn = (micro: boolean) =>
+  boundedMemo(MEMO_MAX, (v) => {
+    const t = parseGoTime(v, micro);
+    return isZeroGoTime(t) ? undefined : formatGoTime(t, micro);
+  });
+const normalizedTimes = [goTimeIn(false), goTimeIn(true)];
+const normalizedTime = (v: string, micro: boolean) => normalizedTimes[micro ? 1 : 0](v);
+const quantityText = boundedMemo(MEMO_MAX, (v) => formatQuantity(quantityFromJSON(v)));
+const normalizedQuantity = (v: unknown): string =>
+  typeof v === 'string' ? quantityText(v) : formatQuantity(quantityFromJSON(v));
 
 /**
  * Walks `obj` (mutating it into the form Kubernetes would store) against the

@@ -5,6 +5,7 @@
 //   i:<index>           a list item by position (only in old data)
 // Each element carries its serialised form, which is also its identity.
 import { goJSON, goStringCompare, isObject } from '../json-util';
+import { boundedMemo } from '../../../shared/heap/bounded-memo';
 
 export type PathElement =
   | { readonly t: 'f'; readonly key: string; readonly name: string }
@@ -18,18 +19,11 @@ export type Path = readonly PathElement[];
  * Field elements by name: objects of one kind repeat their field names, and a shared element's
  * key is a string already hashed, which the field sets' maps look up over and over.
  */
-const fieldPEs = new Map<string, PathElement>();
-const FIELD_PES_MAX = 16_384;
-
-export function fieldPE(name: string): PathElement {
-  let pe = fieldPEs.get(name);
-  if (pe === undefined) {
-    pe = { t: 'f', key: 'f:' + name, name };
-    if (fieldPEs.size >= FIELD_PES_MAX) fieldPEs.clear();
-    fieldPEs.set(name, pe);
-  }
-  return pe;
-}
+export const fieldPE: (name: string) => PathElement = boundedMemo(16_384, (name) => ({
+  t: 'f',
+  key: 'f:' + name,
+  name,
+}));
 
 export function keyPE(fields: (readonly [string, unknown])[]): PathElement {
   const sorted = fields.length < 2 ? fields : [...fields].sort((a, b) => goStringCompare(a[0], b[0]));

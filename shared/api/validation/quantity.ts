@@ -1,6 +1,7 @@
 // resource.Quantity: Kubernetes' grammar, its error messages, and the
 // canonical form the apiserver writes back ("0.5" → "500m", "1024Mi" → "1Gi").
 // Values are exact: mantissa × 10^exp with a bigint mantissa.
+import { boundedMemo } from '../../heap/bounded-memo';
 
 export type QuantityFormat = 'DecimalSI' | 'BinarySI' | 'DecimalExponent';
 
@@ -70,18 +71,11 @@ function split(str: string) {
  * Quantities already parsed, by spelling: objects repeat a few ("100m", "128Mi") and each write
  * parses each several times (decode, defaults, validation). Quantity values are never mutated.
  */
-const parsed = new Map<string, Quantity>();
-const PARSED_MAX = 4096;
+const parsed = boundedMemo(4096, parseUncached);
 
 /** Parses like resource.ParseQuantity. Throws Error with Kubernetes' message. */
 export function parseQuantity(str: string): Quantity {
-  let q = parsed.get(str);
-  if (q === undefined) {
-    q = parseUncached(str);
-    if (parsed.size >= PARSED_MAX) parsed.clear();
-    parsed.set(str, q);
-  }
-  return q;
+  return parsed(str);
 }
 
 function parseUncached(str: string): Quantity {
