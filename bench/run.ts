@@ -68,7 +68,7 @@ const USAGE = `usage: node dist/bench/run.js [options]
   --client-procs <n>             load worker processes for 16+ clients (default 2)
   --watch-procs <n>              worker processes holding the watchers (default 4)
   --no-watch-http1               skip the extra fan-out run with one HTTP/1.1 connection per watcher
-  --idle-wait <s>                wait before reading idle RSS (default 10)
+  --idle-wait <s>                quiet time before each memory reading: idle, loaded, restarted (default 10)
   --no-record                    do not write bench/results/ nor docs/performance.md`;
 
 function options(): Options {
