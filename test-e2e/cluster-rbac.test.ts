@@ -4,7 +4,7 @@
 // system:kube-scheduler, node agents as system:node:<name>. The audit log
 // shows who did what.
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { Client, loadKubeconfig } from '../shared/client';
@@ -25,9 +25,10 @@ describe('tkube up with RBAC (processes)', function () {
   let cluster: Awaited<ReturnType<typeof startCluster>>;
   let client: Client;
   let auditLog: string;
+  let dir: string;
 
   before(async () => {
-    const dir = tempDir('rbac');
+    dir = tempDir('rbac');
     const policy = join(dir, 'audit-policy.yaml');
     auditLog = join(dir, 'audit.log');
     writeFileSync(policy, 'apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n');
@@ -42,6 +43,7 @@ describe('tkube up with RBAC (processes)', function () {
   after(async () => {
     await client?.close();
     await cluster?.cleanup();
+    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   function events(): AuditEvent[] {

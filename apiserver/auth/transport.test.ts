@@ -45,12 +45,11 @@ describe('transport: TLS options, HSTS and CORS', function () {
   describe('a server with every option', () => {
     let srv: TestAPIServer;
     let api: ReturnType<typeof testRequester>;
+    let dir: string;
     before(async () => {
       const ca = await createCA('sni-ca');
       const sni = await createServingCert(ca, 'sni.example.com', { dnsNames: ['sni.example.com'], ips: [] });
-      const dir = (await import('node:fs')).mkdtempSync(
-        join((await import('node:os')).tmpdir(), 'tkube-sni-'),
-      );
+      dir = (await import('node:fs')).mkdtempSync(join((await import('node:os')).tmpdir(), 'tkube-sni-'));
       writeFileSync(join(dir, 'sni.crt'), sni.certPem);
       writeFileSync(join(dir, 'sni.key'), sni.keyPem);
       srv = await startTestAPIServer({
@@ -68,6 +67,7 @@ describe('transport: TLS options, HSTS and CORS', function () {
     after(async () => {
       await api.close();
       await srv.stop();
+      (await import('node:fs')).rmSync(dir, { recursive: true, force: true });
     });
 
     it('refuses clients below the minimum version', async () => {

@@ -36,7 +36,14 @@ export async function startTestAPIServer(overrides: FlagValues = {}): Promise<Te
     disableAdmissionPlugins: ['ServiceAccount'],
     ...overrides,
   });
-  const running = await startAPIServer(values);
+  let running: RunningAPIServer;
+  try {
+    running = await startAPIServer(values);
+  } catch (err) {
+    // Tests of flags it refuses start it to see it fail: leave no directory behind.
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
   // Like a client waiting for /readyz: post-start hooks (bootstrap objects, RBAC policy) have run.
   for (let i = 0; i < 300; i++) {
     if ((await running.server.readyz.serve('', new URLSearchParams())).code === 200) break;
