@@ -120,11 +120,13 @@ export class StoreUpdater {
         if (guessed) continue;
         return { obj: out.obj, created: out.action === 'create' };
       }
+      // The next update in line may start once this write is committed, before it is durable.
+      const handOver = (value: Buffer) => (rev: number) => turn?.end({ key, value, modRevision: rev });
       try {
         if (out.action === 'create') {
           await this.s.opts.strategy.beforeCreate?.(out.obj, ctx);
           const value = this.s.encode(out.obj, key);
-          const pass = (modRevision: number) => turn?.end({ key, value, modRevision });
+          const pass = handOver(value);
           const written = await this.s.opts.storage.create(key, value, this.s.putOptions(out.obj, pass));
           pass(written.modRevision);
           out.obj.metadata.resourceVersion = String(written.modRevision);
@@ -138,8 +140,7 @@ export class StoreUpdater {
         }
         await this.s.opts.strategy.beforeUpdate?.(out.obj, current, ctx);
         const value = this.s.encode(out.obj, key);
-        // The next update in line may start once this write is committed, before it is durable.
-        const pass = (rev: number) => turn?.end({ key, value, modRevision: rev });
+        const pass = handOver(value);
         const written = await this.s.opts.storage.update(
           key,
           value,

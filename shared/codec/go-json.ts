@@ -68,11 +68,7 @@ const shapers = new Map<string, Shaper>();
 const EMPTY: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
 const identity = (v: unknown) => v;
 
-/** The value of a field of struct type def (a plain JSON value), shaped like Go writes it. */
-export function goShape(value: unknown, def: string): unknown {
-  return shaperOf(def).f(value);
-}
-
+/** The shaper of a struct type: its value (a plain JSON value) as Go writes it. */
 function shaperOf(def: string): Shaper {
   let s = shapers.get(def);
   if (s) return s;
@@ -216,7 +212,7 @@ export function goShapeObject(obj: unknown): unknown {
   if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) return obj;
   const o = obj as Record<string, unknown>;
   const def = goDefinitionOf(o.apiVersion, o.kind);
-  if (def) return goShape(o, def);
+  if (def) return shaperOf(def).f(o);
   if (typeof o.apiVersion === 'string' && o.metadata !== undefined) {
     const { group } = parseAPIVersion(o.apiVersion);
     if (group && !isBuiltinGroup(group)) return sortedDeep(o);

@@ -192,7 +192,7 @@ function constrained(def: string, visiting = new Set<string>()): boolean {
   visiting.add(def);
   const t = typeSchema(def);
   let found = false;
-  if (t?.type === 'object' && t.properties && !SPECIAL_DEFS.has(def)) {
+  if (t?.type === 'object' && t.properties && !SPECIAL_SCHEMAS[def]) {
     found = requiredOf(def).length > 0;
     for (const [name, f] of Object.entries(t.properties)) {
       if (found) break;
@@ -241,24 +241,17 @@ function convertField(
   return s;
 }
 
-const SPECIAL_DEFS = new Set([
-  'io.k8s.apimachinery.pkg.api.resource.Quantity',
-  'io.k8s.apimachinery.pkg.util.intstr.IntOrString',
-  META + 'Time',
-  META + 'MicroTime',
-]);
+/** Definitions with a custom Go decoder: their JSON form, checked by the full schema only. */
+const SPECIAL_SCHEMAS: Record<string, JSONSchema> = {
+  'io.k8s.apimachinery.pkg.api.resource.Quantity': { type: ['string', 'number'], format: 'quantity' },
+  'io.k8s.apimachinery.pkg.util.intstr.IntOrString': { type: ['integer', 'string'] },
+  [META + 'Time']: { type: 'string', format: 'date-time' },
+  [META + 'MicroTime']: { type: 'string', format: 'date-time' },
+};
 
 function convertDefinition(def: string, refs: Set<string>, v: Variant): JSONSchema {
-  if (v.typed && SPECIAL_DEFS.has(def)) return {};
-  switch (def) {
-    case 'io.k8s.apimachinery.pkg.api.resource.Quantity':
-      return { type: ['string', 'number'], format: 'quantity' };
-    case 'io.k8s.apimachinery.pkg.util.intstr.IntOrString':
-      return { type: ['integer', 'string'] };
-    case META + 'Time':
-    case META + 'MicroTime':
-      return { type: 'string', format: 'date-time' };
-  }
+  const special = SPECIAL_SCHEMAS[def];
+  if (special) return v.typed ? {} : { ...special };
   const t = typeSchema(def);
   if (!t || !t.type || (t.type === 'object' && !t.properties)) return {};
   if (t.type !== 'object') return v.typed ? {} : scalar(t.type, t.format);
@@ -287,6 +280,7 @@ function addClosure(def: string, v: Variant): void {
   }
 }
 
+/** The compiled validator of a definition in one variant, compiling it on first use. */
 function compiledFor(definition: string, v: Variant): ValidateFunction {
   let fn = v.compiled.get(definition);
   if (!fn) {
@@ -295,11 +289,6 @@ function compiledFor(definition: string, v: Variant): ValidateFunction {
     v.compiled.set(definition, fn);
   }
   return fn;
-}
-
-/** The compiled validator of a kind's definition, compiling it on first use. */
-export function validatorFor(definition: string): ValidateFunction {
-  return compiledFor(definition, FULL);
 }
 
 /** Definitions compiled so far (for tests and metrics). */
