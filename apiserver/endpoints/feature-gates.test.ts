@@ -1,23 +1,14 @@
 // Feature gates switch server behaviour where tkube implements it.
 import assert from 'node:assert/strict';
 import { gunzipSync } from 'node:zlib';
-import { startTestAPIServer, testRequester, type TestAPIServer } from '../server/testing';
+import { startTestAPIServer, testRequester, withTestAPIServer, type TestAPIServer } from '../server/testing';
 
 const cms = '/api/v1/namespaces/default/configmaps';
 
-async function withServer(
+const withServer = (
   gates: Record<string, string>,
   fn: (api: ReturnType<typeof testRequester>, srv: TestAPIServer) => Promise<void>,
-) {
-  const srv = await startTestAPIServer({ featureGates: gates });
-  const api = testRequester(srv.config);
-  try {
-    await fn(api, srv);
-  } finally {
-    await api.close();
-    await srv.stop();
-  }
-}
+) => withTestAPIServer({ featureGates: gates }, fn);
 
 describe('feature gates in the apiserver', function () {
   this.timeout(30_000);

@@ -4,7 +4,7 @@
 // lost to (the retry starts from the state the losing transaction reported).
 import assert from 'node:assert/strict';
 import { etcdAvailable, startEtcd } from '../storage/etcd3/etcd-server';
-import { startTestAPIServer, testRequester, type TestAPIServer } from '../server/testing';
+import { startTestAPIServer, testRequester, withTestAPIServer, type TestAPIServer } from '../server/testing';
 import { systemContext } from './context';
 
 type API = ReturnType<typeof testRequester>;
@@ -78,31 +78,13 @@ describe('racing updates of one object', function () {
     const etcd = etcdAvailable() ? await startEtcd() : undefined;
     if (etcd) backends.push({ etcdServers: [etcd.endpoint] });
     try {
-      for (const flags of backends) {
-        const srv = await startTestAPIServer(flags);
-        const api = testRequester(srv.config);
-        try {
-          await computesOnce(srv, api);
-        } finally {
-          await api.close();
-          await srv.stop();
-        }
-      }
+      for (const flags of backends) await withTestAPIServer(flags, (api, srv) => computesOnce(srv, api));
     } finally {
       await etcd?.stop();
     }
   });
 
-  it('keeps every merge patch on the embedded store', async () => {
-    const srv = await startTestAPIServer();
-    const api = testRequester(srv.config);
-    try {
-      await race([api]);
-    } finally {
-      await api.close();
-      await srv.stop();
-    }
-  });
+  it('keeps every merge patch on the embedded store', () => withTestAPIServer({}, (api) => race([api])));
 
   it('keeps every merge patch on etcd, through two apiservers', async function () {
     if (!etcdAvailable()) this.skip();

@@ -64,6 +64,21 @@ export async function startTestAPIServer(overrides: FlagValues = {}): Promise<Te
   };
 }
 
+/** Runs fn against a fresh test apiserver and its admin requester, then stops both. */
+export async function withTestAPIServer(
+  overrides: FlagValues,
+  fn: (api: ReturnType<typeof testRequester>, srv: TestAPIServer) => Promise<void>,
+): Promise<void> {
+  const srv = await startTestAPIServer(overrides);
+  const api = testRequester(srv.config);
+  try {
+    await fn(api, srv);
+  } finally {
+    await api.close();
+    await srv.stop();
+  }
+}
+
 export interface TestResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
