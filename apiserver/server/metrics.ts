@@ -2,7 +2,13 @@
 // long-running requests, watchers, stored object counts and database size
 // (polled at --etcd-count-metric-poll-period and --etcd-db-metric-poll-interval),
 // and requests to deprecated APIs.
-import { MetricsRegistry, type Counter, type Gauge, type Histogram } from '../../shared/metrics/registry';
+import {
+  Metric,
+  MetricsRegistry,
+  type Counter,
+  type Gauge,
+  type Histogram,
+} from '../../shared/metrics/registry';
 import { processMetrics } from '../../shared/metrics/process';
 import type { RequestInfo } from '../endpoints/request-info';
 import type { Storage } from '../storage/interface';
@@ -48,21 +54,33 @@ const REQUEST_LABELS = [
   'component',
 ];
 
+/** A request's values of REQUEST_LABELS, in that order. */
+function requestLabelValues(
+  method: string,
+  info: RequestInfo,
+  contentType: string | undefined,
+  dryRun: boolean,
+): string[] {
+  return [
+    metricVerb(method, info, contentType),
+    dryRun ? 'All' : '',
+    info.apiGroup,
+    info.apiVersion,
+    info.resource,
+    info.subresource,
+    metricScope(info),
+    'apiserver',
+  ];
+}
+
 /** The labels of a request that every request metric has. */
 function requestLabels(
   method: string,
   info: RequestInfo,
   contentType: string | undefined,
 ): Record<string, string> {
-  return {
-    verb: metricVerb(method, info, contentType),
-    group: info.apiGroup,
-    version: info.apiVersion,
-    resource: info.resource,
-    subresource: info.subresource,
-    scope: metricScope(info),
-    component: 'apiserver',
-  };
+  const values = requestLabelValues(method, info, contentType, false);
+  return Object.fromEntries(REQUEST_LABELS.map((l, i) => [l, values[i]]));
 }
 
 export class APIServerMetrics {
@@ -137,9 +155,10 @@ export class APIServerMetrics {
     code: number,
     seconds: number,
   ): void {
-    const labels = { ...requestLabels(method, info, contentType), dry_run: dryRun ? 'All' : '' };
-    this.requests.inc({ ...labels, code: String(code) });
-    this.durations.observe(labels, seconds);
+    // One series key per request; the totals' series adds the code.
+    const key = Metric.keyOf(requestLabelValues(method, info, contentType, dryRun));
+    this.requests.incKey(`${key}\u0000${code}`);
+    this.durations.observeKey(key, seconds);
   }
 
   longRunningLabels(method: string, info: RequestInfo): Record<string, string> {

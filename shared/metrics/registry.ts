@@ -28,7 +28,7 @@ function formatNumber(n: number): string {
   return String(n);
 }
 
-abstract class Metric {
+export abstract class Metric {
   readonly labelNames: string[];
   constructor(readonly opts: MetricOptions) {
     this.labelNames = opts.labels ?? [];
@@ -36,6 +36,10 @@ abstract class Metric {
   abstract readonly type: 'counter' | 'gauge' | 'histogram';
   protected key(labels: Labels = {}): string {
     return this.labelNames.map((l) => labels[l] ?? '').join('\u0000');
+  }
+  /** The series key of label values given in labelNames' order (for callers on a hot path). */
+  static keyOf(values: string[]): string {
+    return values.join('\u0000');
   }
   protected labelText(key: string, extra?: [string, string]): string {
     const values = key === '' && this.labelNames.length === 0 ? [] : key.split('\u0000');
@@ -51,7 +55,10 @@ export class Counter extends Metric {
   readonly type = 'counter';
   private readonly values = new Map<string, number>();
   inc(labels?: Labels, by = 1): void {
-    const k = this.key(labels);
+    this.incKey(this.key(labels), by);
+  }
+  /** inc() of the series Metric.keyOf names. */
+  incKey(k: string, by = 1): void {
     this.values.set(k, (this.values.get(k) ?? 0) + by);
   }
   get(labels?: Labels): number {
@@ -107,7 +114,10 @@ export class Histogram extends Metric {
     super(opts);
   }
   observe(labels: Labels | undefined, v: number): void {
-    const k = this.key(labels);
+    this.observeKey(this.key(labels), v);
+  }
+  /** observe() of the series Metric.keyOf names. */
+  observeKey(k: string, v: number): void {
     let s = this.series.get(k);
     if (!s) this.series.set(k, (s = { counts: new Array(this.buckets.length).fill(0), sum: 0, count: 0 }));
     for (let i = 0; i < this.buckets.length; i++) if (v <= this.buckets[i]) s.counts[i]++;
