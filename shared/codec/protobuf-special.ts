@@ -2,6 +2,7 @@
 // (see Special in protobuf-plan.ts). Field numbers come from the facts by name.
 import { fieldNumber, type MessagePlan } from './protobuf-plan';
 import { ProtobufError, Reader, tagBytes, type Writer } from './protobuf-wire';
+import { stringifyJSON } from './json-text';
 
 /** One message's codec: e writes the message body (no tag, no length), d reads [r.pos, end). */
 export interface Codec {
@@ -257,7 +258,7 @@ function jsonCodec(p: MessagePlan): Codec {
   return {
     e(w, v) {
       if (v === null || v === undefined) return;
-      const s = JSON.stringify(v);
+      const s = stringifyJSON(v);
       if (s === undefined) badValue(p.label, 'JSON value', v);
       w.bytes(tag);
       w.str(s);

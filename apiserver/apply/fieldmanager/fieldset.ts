@@ -8,6 +8,7 @@
 // subtrees with their inputs.
 import { isObject } from '../json-util';
 import { comparePE, parsePathElement, type Path, type PathElement } from './path';
+import { boundedMemo } from '../../../shared/heap/bounded-memo';
 
 /** One element of a level: whether its path is a member, and the paths below it. */
 export interface Entry {
@@ -253,6 +254,11 @@ export class FieldSet {
     return emit(this, false);
   }
 
+  /** JSON.stringify(this.toFieldsV1()), written from the entries. */
+  jsonText(): string {
+    return emitText(this, false);
+  }
+
   toString(): string {
     return this.paths()
       .map((p) => p.map((pe) => pe.key).join('/'))
@@ -290,6 +296,21 @@ function emit(s: FieldSet, self: boolean): Record<string, unknown> {
   }
   return out;
 }
+
+/** emit() as JSON text: the same keys in the same order. */
+function emitText(s: FieldSet, self: boolean): string {
+  const entries = s.entries();
+  let out = self && entries.length > 0 ? '{".":{}' : '{';
+  for (const e of entries) {
+    if (out.length > 1) out += ',';
+    out += quoted(e.pe.key);
+    out += e.children && !e.children.isEmpty() ? `:${emitText(e.children, e.member)}` : ':{}';
+  }
+  return `${out}}`;
+}
+
+/** Path element keys repeat across objects ("f:metadata", a container's k:{"name":...}). */
+const quoted = boundedMemo(4096, (key) => JSON.stringify(key));
 
 const decoded = new WeakMap<object, FieldSet>();
 

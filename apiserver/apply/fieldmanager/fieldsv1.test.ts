@@ -1,6 +1,7 @@
 // FieldsV1 encoding: golden examples of what Kubernetes stores, and the field set algebra.
 import assert from 'node:assert/strict';
 import type { JSONObject } from '../json-util';
+import { encodeObject } from '../../../shared/codec/protobuf';
 import { FieldSet, fromFieldsV1 } from './fieldset';
 import { applied, at, nginxDeployment, pod, updated } from './fixtures';
 import { fieldPE, keyPE, parsePathElement, pathString, valuePE } from './path';
@@ -112,6 +113,49 @@ describe('FieldsV1', () => {
     const k8s =
       '{"f:metadata":{"f:annotations":{".":{},"f:deployment.kubernetes.io/revision":{}}},"f:status":{"f:availableReplicas":{},"f:conditions":{".":{},"k:{\\"type\\":\\"Available\\"}":{".":{},"f:lastTransitionTime":{},"f:lastUpdateTime":{},"f:message":{},"f:reason":{},"f:status":{},"f:type":{}},"k:{\\"type\\":\\"Progressing\\"}":{".":{},"f:lastTransitionTime":{},"f:lastUpdateTime":{},"f:message":{},"f:reason":{},"f:status":{},"f:type":{}}},"f:observedGeneration":{},"f:readyReplicas":{},"f:replicas":{},"f:updatedReplicas":{}}}';
     assert.equal(JSON.stringify(fromFieldsV1(JSON.parse(k8s)).toFieldsV1()), k8s);
+  });
+
+  it('writes its FieldsV1 text exactly as JSON.stringify writes its FieldsV1 object', () => {
+    // Random trees of every element type, members with and without children, escaped keys.
+    const keys = [
+      'f:a',
+      'f:b',
+      'f:a<b&c>',
+      'k:{"name":"x"}',
+      'k:{"port":80,"protocol":"TCP"}',
+      'v:"s"',
+      'v:3',
+      'i:0',
+      'i:12',
+    ];
+    let seed = 7;
+    const rand = (n: number) => (seed = (seed * 1103515245 + 12345) % 2147483648) % n;
+    const tree = (depth: number): JSONObject => {
+      const o: JSONObject = {};
+      if (rand(3) === 0) o['.'] = {};
+      for (let i = rand(5); i > 0; i--)
+        o[keys[rand(keys.length)]] = depth > 0 && rand(2) ? tree(depth - 1) : {};
+      return o;
+    };
+    for (let i = 0; i < 300; i++) {
+      const set = fromFieldsV1(tree(4));
+      assert.equal(set.jsonText(), JSON.stringify(set.toFieldsV1()));
+    }
+    const deployment = at(
+      applied(null, nginxDeployment(), 'kubectl'),
+      'metadata',
+      'managedFields',
+      0,
+      'fieldsV1',
+    );
+    assert.equal(fromFieldsV1(deployment).jsonText(), JSON.stringify(deployment));
+  });
+
+  it("gives the storage encoder the same bytes from a set's text as from its object", () => {
+    const out = applied(null, nginxDeployment(), 'kubectl');
+    const copy = JSON.parse(JSON.stringify(out)) as JSONObject;
+    // The applied object's fieldsV1 came from fieldsV1Of (it has a text source); the copy's did not.
+    assert.ok(encodeObject(out).equals(encodeObject(copy)));
   });
 
   it('canonicalises keys: key fields sorted by name, Go JSON escaping, unknown element types dropped', () => {

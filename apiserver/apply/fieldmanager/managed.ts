@@ -3,6 +3,7 @@
 // their entry without time and fields (and without apiVersion for appliers),
 // entries are sorted by operation, time, manager, apiVersion, subresource.
 import { FieldSet, fromFieldsV1 } from './fieldset';
+import { setJSONTextSource } from '../../../shared/codec/json-text';
 
 export interface ManagedFieldsEntry {
   manager?: string;
@@ -92,6 +93,7 @@ export function fieldsV1Of(set: FieldSet): Record<string, unknown> {
   if (!v) {
     v = set.toFieldsV1();
     encoded.set(set, v);
+    setJSONTextSource(v, set);
   }
   return v;
 }
