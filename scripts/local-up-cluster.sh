@@ -47,7 +47,8 @@ storage_flags=()
 if [ -n "$ETCD_SERVERS" ]; then storage_flags=(--etcd-servers "$ETCD_SERVERS"); fi
 
 set -x
-node dist/cmd/apiserver.js \
+# The V8 flags tkube's launcher gives the apiserver (shared/cluster/process.ts, V8_FLAGS).
+node --max-semi-space-size=32 dist/cmd/apiserver.js \
   --secure-port "$API_PORT" \
   --bind-address 127.0.0.1 \
   --data-dir "$DATA_DIR/apiserver/data" \

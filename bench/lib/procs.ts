@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Agent, request } from 'undici';
 import { loadKubeconfig } from '../../shared/client/kubeconfig';
+import { executableArgs } from '../../shared/cluster/process';
 import { sleep } from './stats';
 
 /** The build folder this file runs from (dist/ or dist-bench/). */
@@ -211,7 +212,7 @@ function tail(file: string, max = 3000): string {
 }
 
 /**
- * Starts `node [nodeArgs] dist/cmd/apiserver.js` on a free port and waits for
+ * Starts `node [nodeArgs] <V8 flags> dist/cmd/apiserver.js` on a free port and waits for
  * /readyz 200, polling every few ms so the start time is not rounded up.
  * With a cert dir that already holds the CA and admin credentials the probe
  * starts at once; otherwise it waits for the kubeconfig the server writes.
@@ -221,20 +222,22 @@ export async function startApiserver(o: ApiserverOptions): Promise<Apiserver> {
   const kubeconfig = join(o.dir, `kubeconfig-${port}`);
   const logFile = join(o.dir, `${o.label ?? 'apiserver'}-${port}.log`);
   const fd = openSync(logFile, 'a');
+  // The command line tkube's launcher gives the apiserver (its V8 flags included), profiling flags first.
   const args = [
     ...(o.nodeArgs ?? []),
-    join(DIST, 'cmd', 'apiserver.js'),
-    '--secure-port',
-    String(port),
-    '--bind-address',
-    '127.0.0.1',
-    '--data-dir',
-    o.dataDir,
-    '--cert-dir',
-    o.certDir,
-    '--write-kubeconfig',
-    kubeconfig,
-    ...(o.args ?? []),
+    ...executableArgs('apiserver', [
+      '--secure-port',
+      String(port),
+      '--bind-address',
+      '127.0.0.1',
+      '--data-dir',
+      o.dataDir,
+      '--cert-dir',
+      o.certDir,
+      '--write-kubeconfig',
+      kubeconfig,
+      ...(o.args ?? []),
+    ]),
   ];
   const t0 = performance.now();
   const child = track(spawn(process.execPath, args, { stdio: ['ignore', fd, fd] }));

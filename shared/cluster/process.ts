@@ -34,6 +34,22 @@ export interface StartOptions {
   detached?: boolean;
 }
 
+/**
+ * V8 flags an executable runs with. The apiserver's requests live for tens of milliseconds
+ * (most of it waiting on the store), long enough to survive V8's default 16 MB young
+ * semi-space once or twice: under a write load, scavenges took 12% of its main thread.
+ * With 32 MB, 9-10%, and pod creates on etcd ran 5-30% faster. The young generation only
+ * grows that far under such a load, and the idle-time collector gives it back.
+ */
+export const V8_FLAGS: Readonly<Record<string, readonly string[]>> = {
+  apiserver: ['--max-semi-space-size=32'],
+};
+
+/** `node <V8 flags> dist/cmd/<executable>.js`: the command line an executable is started with. */
+export function executableArgs(executable: string, args: readonly string[]): string[] {
+  return [...(V8_FLAGS[executable] ?? []), join(DIST, 'cmd', `${executable}.js`), ...args];
+}
+
 /** Starts `node dist/cmd/<executable>.js args`, logging to <logDir>/<name>.log. */
 export function startExecutable(
   executable: string,
@@ -45,7 +61,7 @@ export function startExecutable(
   const name = o.logName ?? executable;
   const logFile = join(logDir, `${name}.log`);
   const out = createWriteStream(logFile, { flags: 'a' });
-  const child = spawn(process.execPath, [join(DIST, 'cmd', `${executable}.js`), ...args], {
+  const child = spawn(process.execPath, executableArgs(executable, args), {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...(o.env ?? {}) },
     detached: o.detached,
