@@ -285,6 +285,12 @@ export class PolicySource {
     return (await this.namespaces.get('', a.namespace)) ?? null;
   }
 
+  /** No binding of this kind exists (the usual case): select() would find nothing. */
+  unconfigured(): boolean {
+    const bindings = this.bindings.list();
+    return Array.isArray(bindings) && bindings.length === 0;
+  }
+
   /**
    * Every binding (by name) whose policy exists and whose match rules select
    * the request, and the request's namespace object (read only when there are bindings).

@@ -56,9 +56,14 @@ export class MutatingAdmissionPolicy implements AdmissionPlugin {
     this.source = new PolicySource(registry, 'mutatingadmissionpolicies', 'mutatingadmissionpolicybindings');
   }
 
-  async admit(a: AdmissionAttributes): Promise<void> {
+  admit(a: AdmissionAttributes): Promise<void> | undefined {
     if (a.operation === 'DELETE') return;
     if (a.group === GROUP && ADMISSION_CONFIGURATION_RESOURCES.has(a.resource)) return;
+    if (this.source.unconfigured()) return;
+    return this.admitSelected(a);
+  }
+
+  private async admitSelected(a: AdmissionAttributes): Promise<void> {
     const { invocations, namespaceObject } = await this.source.select(a);
     if (!invocations.length) return;
     const errors: PolicyError[] = [];

@@ -76,8 +76,13 @@ export class ValidatingAdmissionPolicy implements AdmissionPlugin {
     );
   }
 
-  async validate(a: AdmissionAttributes): Promise<void> {
+  validate(a: AdmissionAttributes): Promise<void> | undefined {
     if (a.group === GROUP && ADMISSION_CONFIGURATION_RESOURCES.has(a.resource)) return;
+    if (this.source.unconfigured()) return;
+    return this.validateSelected(a);
+  }
+
+  private async validateSelected(a: AdmissionAttributes): Promise<void> {
     const { invocations, namespaceObject } = await this.source.select(a);
     for (const inv of invocations) await this.evaluate(inv, a, namespaceObject);
   }
