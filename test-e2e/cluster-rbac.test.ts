@@ -32,8 +32,9 @@ describe('tkube up with RBAC (processes)', function () {
     const policy = join(dir, 'audit-policy.yaml');
     auditLog = join(dir, 'audit.log');
     writeFileSync(policy, 'apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n');
+    // The cluster's data goes in a directory of its own (removed by cleanup): with that,
+    // startCluster tries again on fresh ports when one it chose was taken before its process bound it.
     cluster = await startCluster({
-      dataDir: join(dir, 'cluster'),
       nodes: 1,
       apiserverArgs: ['--audit-policy-file', policy, '--audit-log-path', auditLog],
     });
