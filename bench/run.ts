@@ -281,12 +281,11 @@ async function main(): Promise<void> {
       mkdirSync(broot);
       let etcd: EtcdServer | undefined;
       try {
-        if (backend === 'etcd') await etcdCeilings(result, opts.only);
-        else if (opts.only.has('create')) result.storeCeiling = run.ceilings.embeddedWrites;
         if (backend === 'etcd') {
+          await etcdCeilings(result, opts.only);
           etcd = await startEtcd();
           log(`etcd ${etcd.endpoint} (pid ${etcd.pid})`);
-        }
+        } else if (opts.only.has('create')) result.storeCeiling = run.ceilings.embeddedWrites;
         const ctx: Ctx = {
           opts,
           backend,

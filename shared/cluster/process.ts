@@ -50,7 +50,7 @@ export function executableArgs(executable: string, args: readonly string[]): str
   return [...(V8_FLAGS[executable] ?? []), join(DIST, 'cmd', `${executable}.js`), ...args];
 }
 
-/** Starts `node dist/cmd/<executable>.js args`, logging to <logDir>/<name>.log. */
+/** Starts `node <V8 flags> dist/cmd/<executable>.js args`, logging to <logDir>/<name>.log. */
 export function startExecutable(
   executable: string,
   args: string[],

@@ -35,7 +35,7 @@ export abstract class Metric {
   }
   abstract readonly type: 'counter' | 'gauge' | 'histogram';
   protected key(labels: Labels = {}): string {
-    return this.labelNames.map((l) => labels[l] ?? '').join('\u0000');
+    return Metric.keyOf(this.labelNames.map((l) => labels[l] ?? ''));
   }
   /** The series key of label values given in labelNames' order (for callers on a hot path). */
   static keyOf(values: string[]): string {
