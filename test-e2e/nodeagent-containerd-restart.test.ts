@@ -132,7 +132,7 @@ describe('nodeagent on containerd: restart and adoption', function () {
     await agent?.stop('SIGTERM', 10_000);
     await client?.close();
     cri?.close();
-    await srv?.stop();
+    await srv?.cleanup();
     await ctd?.cleanup();
     if (dir) {
       unmountUnder(dir);
