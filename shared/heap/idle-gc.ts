@@ -12,7 +12,8 @@
 //   cache of 27k ConfigMaps), so it waits for a stretch long enough to say the burst
 //   is over: after half a second, it often fell on the next burst's first requests.
 // - when a quiet stretch begins with its young generation at the size a burst grew
-//   it to (up to 32 MB, committed and touched), it collects the young generation,
+//   it to (up to two semi-spaces, committed and touched: 32 MB with V8's default,
+//   64 MB with the apiserver's V8_FLAGS), it collects the young generation,
 //   and once the stretch has lasted SETTLE_MS, runs a full collection if the young
 //   generation is still that size. V8 shrinks the young generation at a full
 //   collection only when its recent allocation rate was under 1 MB/s; the young
