@@ -234,6 +234,8 @@ describe('streaming: exec, attach and port-forward through the apiserver', funct
     async function wsExec(
       protocol: string,
       command: string[],
+      /** A client slower than the server: after each message it reads nothing for this long. */
+      lagMs = 0,
     ): Promise<{ protocol: string; messages: (Buffer | string)[] }> {
       const { default: WebSocket } = await import('ws');
       const q = new URLSearchParams({ stdout: '1', stderr: '1' });
@@ -248,9 +250,13 @@ describe('streaming: exec, attach and port-forward through the apiserver', funct
         },
       );
       const messages: (Buffer | string)[] = [];
-      ws.on('message', (d: Buffer, isBinary: boolean) =>
-        messages.push(isBinary ? Buffer.from(d) : String(d)),
-      );
+      ws.on('message', (d: Buffer, isBinary: boolean) => {
+        messages.push(isBinary ? Buffer.from(d) : String(d));
+        if (lagMs) {
+          ws.pause();
+          setTimeout(() => ws.resume(), lagMs);
+        }
+      });
       await new Promise<void>((resolve, reject) => {
         ws.on('close', () => resolve());
         ws.on('error', reject);
@@ -268,6 +274,21 @@ describe('streaming: exec, attach and port-forward through the apiserver', funct
       assert.equal(texts.at(-1)![0], '3');
       assert.equal(status.reason, 'NonZeroExitCode');
       assert.deepEqual(status.details.causes, [{ reason: 'ExitCode', message: '4' }]);
+    });
+
+    it('v5.channel.k8s.io: a client that lags gets all of a large output before the Status', async () => {
+      // The server ends the session with resets right after its output; output the apiserver
+      // holds for the lagging client must still reach it.
+      const size = 8 * 1024 * 1024;
+      const r = await wsExec('v5.channel.k8s.io', ['head', '-c', String(size), '/dev/zero'], 5);
+      const chans = r.messages.map((m) => (m as Buffer)[0]);
+      const stdout = r.messages.filter((m) => (m as Buffer)[0] === 1);
+      assert.equal(
+        stdout.reduce((n, m) => n + m.length - 1, 0),
+        size,
+      );
+      assert.equal(chans.at(-1), 3);
+      assert.equal(JSON.parse((r.messages.at(-1) as Buffer).subarray(1).toString()).status, 'Success');
     });
 
     it('channel.k8s.io: binary channels; a failure is plain text on the error channel, success says nothing', async () => {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import net from 'node:net';
+import net, { type AddressInfo } from 'node:net';
+import { Duplex } from 'node:stream';
 import zlib from 'node:zlib';
 import { SPDY_DICTIONARY } from './spdy-dictionary';
 import {
@@ -131,6 +132,7 @@ describe('SPDY/3.1 framing', () => {
       const s = await p.client.createStream({ streamtype: 'data' });
       const remote = await got;
       const remoteClosed = new Promise((r) => remote.once('close', r));
+      remote.resume();
       s.reset();
       await remoteClosed;
       const other = await p.client.createStream({ streamtype: 'data' });
@@ -143,6 +145,64 @@ describe('SPDY/3.1 framing', () => {
       await assert.rejects(p.client.createStream({ streamtype: 'data' }), /session closed/);
     } finally {
       p.close();
+    }
+  });
+
+  it('a reset keeps what came before it for a reader that has not taken it yet', async () => {
+    // As Kubernetes' servers do when a command ends: its last output, then a reset of every stream.
+    const p = await pair();
+    try {
+      const got = new Promise<SpdyStream>((r) => p.client.once('stream', r));
+      const s = await p.server.createStream({ streamtype: 'stdout' });
+      const local = await got;
+      local.pause();
+      // Under the stream's high-water mark, so the session goes on reading the socket.
+      const sent = Buffer.alloc(200 * 1024);
+      for (let i = 0; i < sent.length; i += 4) sent.writeUInt32BE(i, i);
+      s.write(sent);
+      s.reset();
+      // The client has handled the reset once it answers a stream opened after it.
+      const later = new Promise<SpdyStream>((r) => p.client.once('stream', r));
+      await p.server.createStream({ streamtype: 'marker' });
+      await later;
+      assert.ok(!local.destroyed && local.readableLength > 0, 'output waits unread');
+      const parts: Buffer[] = [];
+      local.on('data', (d: Buffer) => parts.push(d));
+      const closed = new Promise((r) => local.once('close', r));
+      local.resume();
+      await closed;
+      assert.ok(local.readableEnded, 'the stream ended rather than being torn down');
+      assert.ok(Buffer.concat(parts).equals(sent), `${Buffer.concat(parts).length} of ${sent.length} bytes`);
+    } finally {
+      p.close();
+    }
+  });
+
+  it('frames that came before the connection closed are all handled', async () => {
+    // A stream opened, written and closed in one go: the headers of its SYN_STREAM are still
+    // being decompressed when the end of the socket arrives.
+    const srv = net.createServer();
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+    const accepted = new Promise<net.Socket>((r) => srv.once('connection', r));
+    const raw = net.connect((srv.address() as AddressInfo).port, '127.0.0.1');
+    const server = new SpdyConnection(await accepted, 'server');
+    try {
+      const frames: Buffer[] = [];
+      const capture = new Duplex({
+        read() {},
+        write(chunk: Buffer, _enc, cb) {
+          frames.push(chunk);
+          cb();
+        },
+      });
+      void new SpdyConnection(capture, 'client').createStream({ streamtype: 'stdout' }).catch(() => {});
+      while (!frames.length) await new Promise((r) => setImmediate(r));
+      const got = new Promise<SpdyStream>((r) => server.once('stream', r));
+      raw.end(Buffer.concat([...frames, dataFrame(1, 0, Buffer.from('last words'))]));
+      assert.equal(await read(await got), 'last words');
+    } finally {
+      raw.destroy();
+      srv.close();
     }
   });
 

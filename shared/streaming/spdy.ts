@@ -244,19 +244,14 @@ export class SpdyStream extends Duplex {
     this.maybeDone();
   }
 
-  /** @internal the peer reset the stream or the session ended. */
+  /**
+   * @internal the peer reset the stream or the session ended: what was received
+   * can still be read, nothing more comes. Kubernetes' servers reset every
+   * stream as they close a finished session, right after its last output, so
+   * a reset must not drop output its reader has not taken yet (spdystream
+   * too hands over the data frames that came before a reset).
+   */
   onReset(): void {
-    this.localClosed = true;
-    if (!this.remoteClosed) {
-      this.remoteClosed = true;
-      this.push(null);
-    }
-    this.conn.forget(this.id);
-    this.destroy();
-  }
-
-  /** @internal the session ended: what was received can still be read, nothing more comes. */
-  onSessionEnd(): void {
     this.localClosed = true;
     this.conn.forget(this.id);
     if (!this.remoteClosed) {
@@ -303,9 +298,11 @@ export class SpdyConnection extends EventEmitter {
     this.nextId = role === 'client' ? 1 : 2;
     if (initial?.length) this.onBytes(initial);
     socket.on('data', (d: Buffer) => this.onBytes(d));
-    socket.on('end', () => this.shutdown());
-    socket.on('close', () => this.shutdown());
-    socket.on('error', () => this.shutdown());
+    // Frames already received are handled before the session ends.
+    const ended = () => void this.reading.then(() => this.shutdown());
+    socket.on('end', ended);
+    socket.on('close', ended);
+    socket.on('error', ended);
   }
 
   get isClosed(): boolean {
@@ -494,7 +491,7 @@ export class SpdyConnection extends EventEmitter {
     this.closed = true;
     for (const w of this.pendingReplies.values()) w.reject(new Error('SPDY session closed'));
     this.pendingReplies.clear();
-    for (const s of [...this.streams.values()]) s.onSessionEnd();
+    for (const s of [...this.streams.values()]) s.onReset();
     this.streams.clear();
     // Let queued header work finish before the zlib contexts go.
     void this.writing

@@ -107,25 +107,35 @@ function remoteCommand(conn: SpdyConnection, q: URLSearchParams): void {
     child.stdin.on('error', () => {});
     const out = streams.get('stdout');
     const err = streams.get('stderr');
-    child.stdout.on('data', (d) => out?.write(d));
-    child.stderr.on('data', (d) => (err ?? out)?.write(d));
+    // Settles once every byte of output so far went out (a stream's writes complete in order).
+    let written = Promise.resolve();
+    const copy = (to: SpdyStream | undefined) => (d: Buffer) => {
+      if (to) written = new Promise((r) => to.write(d, () => r()));
+    };
+    child.stdout.on('data', copy(out));
+    child.stderr.on('data', copy(err ?? out));
     // The client goes away: the process goes too.
     conn.on('close', () => child.kill('SIGKILL'));
     child.on('error', (e) => finish(127, e.message));
     child.on('close', (code) => finish(code ?? 1));
     let done = false;
+    // As Kubernetes' remote-command server ends a session: the status on the error stream,
+    // then a reset of every stream (output streams get no FIN) and the connection's close.
     const finish = (code: number, message?: string) => {
       if (done) return;
       done = true;
-      out?.end();
-      err?.end();
       const status = message
         ? { metadata: {}, status: 'Failure', message, reason: 'InternalError', code: 500 }
         : code === 0
           ? SUCCESS
           : exitStatus(code);
       const e = streams.get('error')!;
-      e.end(JSON.stringify(status), () => setTimeout(() => conn.close(), 100));
+      void written.then(() =>
+        e.end(JSON.stringify(status), () => {
+          for (const st of streams.values()) st.reset();
+          conn.close();
+        }),
+      );
     };
   };
 }
