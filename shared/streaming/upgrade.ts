@@ -156,7 +156,9 @@ export function readRest(r: UpgradeResponse, limit = 64 * 1024): Promise<Buffer>
 
 /**
  * Splices two upgraded connections: bytes flow both ways; one side's end
- * half-closes the other, one side's close or error ends both.
+ * half-closes the other, one side's close or error ends both. An error does not
+ * cut the other side off: bytes already read from the failed side still go out
+ * (a Go proxy's writes are in the kernel by then; here they may wait in the stream).
  */
 export function splice(a: Duplex, b: Duplex): Promise<void> {
   return new Promise((resolve) => {
@@ -171,8 +173,9 @@ export function splice(a: Duplex, b: Duplex): Promise<void> {
     };
     a.once('close', onClose(b));
     b.once('close', onClose(a));
-    a.on('error', () => b.destroy());
-    b.on('error', () => a.destroy());
+    // A stream closes after its error, and its close ends the other side (above).
+    a.on('error', () => {});
+    b.on('error', () => {});
   });
 }
 
