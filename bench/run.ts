@@ -52,7 +52,9 @@ const LIST_PB_BYTES_PER_POD = 2720;
 
 const LEGEND =
   'other load: cores that processes outside the benchmark (other builds, tests) used during the measurement,\n' +
-  'from /proc/stat minus our processes. Above ~0.2 on a 2-core machine the row is not comparable.';
+  'from /proc/stat minus our processes. Above ~0.2 on a 2-core machine the row is not comparable.\n' +
+  'slowest 4 KB fdatasync (watch rows): the disk under the data directories, probed every 100 ms during\n' +
+  'the row. Every acknowledged write waits for its sync, so a stall there shows in the PUT and watch tails.';
 
 const USAGE = `usage: node dist/bench/run.js [options]
   --backend embedded|etcd|both   backends to run (default both)

@@ -197,7 +197,7 @@ export function backendTable(r: BackendResult, run: RunResult): string {
     if (!w) continue;
     add(
       `watch${w.h2 ? ', h2 (100 streams to a connection)' : ', HTTP/1.1 (extra)'}: ${w.opened} watchers, ${num(w.updateRate)} updates/s x ${num(w.updates / w.updateRate, 0)} s`,
-      `p50 ${num(w.p50)} / p99 ${num(w.p99)} ms (max ${num(w.max)}); ${num((100 * w.delivered) / Math.max(1, w.expected), 1)}% delivered; apiserver ${pct(w.apiserverCpu)} CPU (${num(w.apiserverCpuUsPerEvent)} µs per delivery)${w.etcdCpu !== undefined ? `, etcd ${pct(w.etcdCpu)}` : ''}, watch clients ${pct(w.clientCpu)}; PUT p99 ${num(w.putP99)} ms${errs(w.errors)}`,
+      `p50 ${num(w.p50)} / p99 ${num(w.p99)} ms (max ${num(w.max)}); ${num((100 * w.delivered) / Math.max(1, w.expected), 1)}% delivered; apiserver ${pct(w.apiserverCpu)} CPU (${num(w.apiserverCpuUsPerEvent)} µs per delivery)${w.etcdCpu !== undefined ? `, etcd ${pct(w.etcdCpu)}` : ''}, watch clients ${pct(w.clientCpu)}; PUT p99 ${num(w.putP99)} ms${w.fsyncWorstMs !== undefined ? `; slowest 4 KB fdatasync ${num(w.fsyncWorstMs)} ms` : ''}${errs(w.errors)}`,
       ((f) => (f ? `bare TLS fan-out p99 ${num(f.p99)} ms` : ''))(w.h2 ? c.bareFanoutH2 : c.bareFanout),
       '',
       w !== budgetWatch(r) ? '' : r.backend === 'etcd' ? SAME_ETCD_REFERENCE.watch : REFERENCE.watch,

@@ -214,6 +214,8 @@ export interface WatchFigures {
   clientCpu: number;
   putP50: number;
   putP99: number;
+  /** The slowest 4 KB write-and-fdatasync on the data directories' disk during the row (ms). */
+  fsyncWorstMs?: number;
   other?: number;
   errors: number;
   errorSamples?: string[];

@@ -1,6 +1,7 @@
 // Watch fan-out: many watchers of one configmap, the latency from each update
 // being due to its event arriving at every watcher.
 import { configMap } from '../objects';
+import { FsyncProbe } from '../fsync-probe';
 import { CpuMeter, NoiseMeter } from '../procs';
 import { merged, quantile, Samples, sleep, summarize, wallNow } from '../stats';
 import { Workers } from '../workers';
@@ -105,6 +106,7 @@ export async function watchScenario(ctx: Ctx, a: Instance, h2: boolean): Promise
     }
     const meter = new CpuMeter([...a.pids(), ...ww.pids]);
     const noise = new NoiseMeter(ctx.etcd ? [ctx.etcd.pid] : []);
+    const disk = new FsyncProbe(ctx.root);
     const { putLat, putErrors, putErrorSamples, issuedS } = await update(updates);
     const parts = await Promise.all(
       per.map((_, i) =>
@@ -113,6 +115,7 @@ export async function watchScenario(ctx: Ctx, a: Instance, h2: boolean): Promise
     );
     const cpu = meter.read();
     const other = noise.read();
+    const fsync = disk.stop();
     const lat = merged(parts.map((p) => p.lat));
     const s = summarize(lat);
     const putSorted = merged([putLat.toArray()]);
@@ -141,6 +144,7 @@ export async function watchScenario(ctx: Ctx, a: Instance, h2: boolean): Promise
       clientCpu: cpu.cores.slice(nServer).reduce((x, y) => x + y, 0),
       putP50: quantile(putSorted, 0.5),
       putP99: quantile(putSorted, 0.99),
+      fsyncWorstMs: fsync.worstMs,
       other,
       errors: putErrors + parts.reduce((n, p) => n + p.errors, 0),
       ...(putErrorSamples.length || parts.some((p) => p.errorSamples.length)
