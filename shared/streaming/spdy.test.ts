@@ -42,6 +42,17 @@ async function pair(): Promise<{ client: SpdyConnection; server: SpdyConnection;
   };
 }
 
+/** Opens a stream on one session: both of its ends, once the other session has it. */
+async function open(
+  from: SpdyConnection,
+  to: SpdyConnection,
+  streamtype: string,
+): Promise<[SpdyStream, SpdyStream]> {
+  const got = new Promise<SpdyStream>((r) => to.once('stream', r));
+  const s = await from.createStream({ streamtype });
+  return [s, await got];
+}
+
 const read = (s: SpdyStream) =>
   new Promise<string>((resolve) => {
     let out = '';
@@ -128,9 +139,7 @@ describe('SPDY/3.1 framing', () => {
   it('a reset ends the stream on the other side; closing the session ends every stream', async () => {
     const p = await pair();
     try {
-      const got = new Promise<SpdyStream>((r) => p.server.once('stream', r));
-      const s = await p.client.createStream({ streamtype: 'data' });
-      const remote = await got;
+      const [s, remote] = await open(p.client, p.server, 'data');
       const remoteClosed = new Promise((r) => remote.once('close', r));
       remote.resume();
       s.reset();
@@ -152,9 +161,7 @@ describe('SPDY/3.1 framing', () => {
     // As Kubernetes' servers do when a command ends: its last output, then a reset of every stream.
     const p = await pair();
     try {
-      const got = new Promise<SpdyStream>((r) => p.client.once('stream', r));
-      const s = await p.server.createStream({ streamtype: 'stdout' });
-      const local = await got;
+      const [s, local] = await open(p.server, p.client, 'stdout');
       local.pause();
       // Under the stream's high-water mark, so the session goes on reading the socket.
       const sent = Buffer.alloc(200 * 1024);
@@ -162,9 +169,7 @@ describe('SPDY/3.1 framing', () => {
       s.write(sent);
       s.reset();
       // The client has handled the reset once it answers a stream opened after it.
-      const later = new Promise<SpdyStream>((r) => p.client.once('stream', r));
-      await p.server.createStream({ streamtype: 'marker' });
-      await later;
+      await open(p.server, p.client, 'marker');
       assert.ok(!local.destroyed && local.readableLength > 0, 'output waits unread');
       const parts: Buffer[] = [];
       local.on('data', (d: Buffer) => parts.push(d));
@@ -209,9 +214,7 @@ describe('SPDY/3.1 framing', () => {
   it('a reader that lags holds the sender back instead of buffering everything it sent', async () => {
     const p = await pair();
     try {
-      const got = new Promise<SpdyStream>((r) => p.server.once('stream', r));
-      const s = await p.client.createStream({ streamtype: 'stdout' });
-      const remote = await got;
+      const [s, remote] = await open(p.client, p.server, 'stdout');
       remote.pause(); // nobody reads yet
       const total = 32 * 1024 * 1024;
       const chunk = Buffer.alloc(64 * 1024, 'z');
