@@ -16,7 +16,6 @@ export class FsyncProbe {
   /** When the probe's write under way started (undefined: none). */
   private started: number | undefined;
   private worst = 0;
-  private count = 0;
 
   /** dir: a directory on the filesystem the stores write to. */
   constructor(dir: string) {
@@ -30,7 +29,6 @@ export class FsyncProbe {
       write(this.fd, BLOCK, 0, BLOCK.length, 0, () =>
         fdatasync(this.fd, () => {
           this.worst = Math.max(this.worst, performance.now() - t0);
-          this.count++;
           this.started = undefined;
         }),
       );
@@ -38,7 +36,7 @@ export class FsyncProbe {
   }
 
   /** Stops probing: the slowest write-and-sync in ms (one still under way counts as far as it got). */
-  stop(): { worstMs: number; probes: number } {
+  stop(): number {
     clearInterval(this.timer);
     const pending = this.started === undefined ? 0 : performance.now() - this.started;
     const worstMs = Math.max(this.worst, pending);
@@ -54,6 +52,6 @@ export class FsyncProbe {
         finish();
       }, INTERVAL_MS);
     }
-    return { worstMs, probes: this.count };
+    return worstMs;
   }
 }

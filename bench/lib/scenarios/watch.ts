@@ -115,7 +115,7 @@ export async function watchScenario(ctx: Ctx, a: Instance, h2: boolean): Promise
     );
     const cpu = meter.read();
     const other = noise.read();
-    const fsync = disk.stop();
+    const fsyncWorstMs = disk.stop();
     const lat = merged(parts.map((p) => p.lat));
     const s = summarize(lat);
     const putSorted = merged([putLat.toArray()]);
@@ -144,7 +144,7 @@ export async function watchScenario(ctx: Ctx, a: Instance, h2: boolean): Promise
       clientCpu: cpu.cores.slice(nServer).reduce((x, y) => x + y, 0),
       putP50: quantile(putSorted, 0.5),
       putP99: quantile(putSorted, 0.99),
-      fsyncWorstMs: fsync.worstMs,
+      fsyncWorstMs,
       other,
       errors: putErrors + parts.reduce((n, p) => n + p.errors, 0),
       ...(putErrorSamples.length || parts.some((p) => p.errorSamples.length)
