@@ -157,7 +157,7 @@ export class APIServerMetrics {
   ): void {
     // One series key per request; the totals' series adds the code.
     const key = Metric.keyOf(requestLabelValues(method, info, contentType, dryRun));
-    this.requests.incKey(`${key}\u0000${code}`);
+    this.requests.incKey(Metric.keyOf([key, String(code)]));
     this.durations.observeKey(key, seconds);
   }
 

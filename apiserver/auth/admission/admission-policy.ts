@@ -287,8 +287,7 @@ export class PolicySource {
 
   /** No binding of this kind exists (the usual case): select() would find nothing. */
   unconfigured(): boolean {
-    const bindings = this.bindings.list();
-    return Array.isArray(bindings) && bindings.length === 0;
+    return this.bindings.isEmpty();
   }
 
   /**

@@ -45,6 +45,12 @@ export class Lister {
     }
   }
 
+  /** True when the loaded cache holds no object (false while it is still loading). */
+  isEmpty(): boolean {
+    const all = this.list();
+    return Array.isArray(all) && all.length === 0;
+  }
+
   /** Every object (of a namespace when given), from the cache; the array and objects are read-only. */
   list(namespace = ''): readonly any[] | Promise<readonly any[]> {
     const s = this.served();

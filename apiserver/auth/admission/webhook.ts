@@ -146,17 +146,12 @@ export class AdmissionWebhook implements AdmissionPlugin {
     this.namespaces = new Lister(registry, '', 'namespaces');
     this.services = new Lister(registry, '', 'services');
     // With no configuration of this kind (the usual case), a request costs no turn of the event loop.
-    if (mutating) this.admit = (a) => (this.unconfigured() ? undefined : this.run(a, true));
-    else this.validate = (a) => (this.unconfigured() ? undefined : this.run(a, false));
+    if (mutating) this.admit = (a) => (this.configs.isEmpty() ? undefined : this.run(a, true));
+    else this.validate = (a) => (this.configs.isEmpty() ? undefined : this.run(a, false));
   }
 
   admit?: (a: AdmissionAttributes) => Promise<void> | undefined;
   validate?: (a: AdmissionAttributes) => Promise<void> | undefined;
-
-  private unconfigured(): boolean {
-    const configs = this.configs.list();
-    return Array.isArray(configs) && configs.length === 0;
-  }
 
   /** The hooks of the configurations last read, kept while the lister answers the same snapshot. */
   private hooksOf: { configs: readonly any[]; hooks: readonly Hook[] } | undefined;
