@@ -269,13 +269,24 @@ export async function tunnelPortForward(s: Scope, loc: UpgradeTarget, up: Upgrad
   const backend = dialed.r.socket;
   const ws = await accept(s, up, PORT_FORWARD_TUNNEL_PROTOCOL);
   if (dialed.r.rest.length) ws.send(dialed.r.rest);
+  await tunnel(ws, backend);
+}
+
+/**
+ * Carries a connection's bytes in binary WebSocket messages both ways until either side
+ * closes. A connection that fails still closes the WebSocket in order: what was read from
+ * it is already queued there and reaches the client before the close frame.
+ */
+export function tunnel(ws: WebSocket, backend: Duplex): Promise<void> {
   ws.on('message', (raw) =>
     writeFromClient(ws, backend, Array.isArray(raw) ? Buffer.concat(raw) : Buffer.from(raw as ArrayBuffer)),
   );
   relay(backend, ws, (d) =>
     ws.readyState === ws.OPEN ? new Promise<void>((r) => ws.send(d, () => r())) : Promise.resolve(),
   );
-  await new Promise<void>((resolve) => {
+  // 'close' follows an error; that is where the WebSocket is closed.
+  backend.on('error', () => {});
+  return new Promise<void>((resolve) => {
     ws.once('close', () => {
       backend.end();
       setTimeout(() => backend.destroy(), 5000).unref();
@@ -285,7 +296,6 @@ export async function tunnelPortForward(s: Scope, loc: UpgradeTarget, up: Upgrad
       if (ws.readyState === ws.OPEN) ws.close(1000);
       setTimeout(() => ws.terminate(), 5000).unref();
     });
-    backend.on('error', () => ws.terminate());
   });
 }
 
