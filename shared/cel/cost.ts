@@ -69,6 +69,8 @@ const STRING_SCANS = new Set([
   'lowerAscii',
   'upperAscii',
   'trim',
+  'format',
+  'quote',
 ]);
 
 /**

@@ -19,6 +19,10 @@ const SCHEMA = {
           fieldPath: '.replicas',
         },
         { rule: "!has(self.ports) || self.ports.all(p, p.name != 'admin')", message: 'no admin port' },
+        {
+          rule: 'self.minReplicas <= 1000',
+          messageExpression: "'minReplicas %d is above the limit of %d'.format([self.minReplicas, 1000])",
+        },
       ],
       properties: {
         replicas: { type: 'integer' },
@@ -118,6 +122,15 @@ describe('CRD validation rules (x-kubernetes-validations)', function () {
     const r = await api('POST', PATH, { body: widget('off', { replicas: 2, minReplicas: 0, mode: 'off' }) });
     assert.equal(r.status, 422);
     assert.match(r.json.message, /spec\.replicas: Forbidden: replicas is 2 while mode is off$/);
+  });
+
+  it('renders a messageExpression written with string.format', async () => {
+    const r = await api('POST', PATH, { body: widget('big', { replicas: 2000, minReplicas: 1500 }) });
+    assert.equal(r.status, 422, JSON.stringify(r.json));
+    assert.equal(
+      r.json.message,
+      'Widget.rules.example.com "big" is invalid: spec: Invalid value: "object": minReplicas 1500 is above the limit of 1000',
+    );
   });
 
   it('makes a field immutable with self == oldSelf (escaped property names)', async () => {

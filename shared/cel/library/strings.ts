@@ -1,6 +1,7 @@
-// The cel-go strings extension functions Kubernetes enables that the engine
-// lacks: charAt, replace, reverse, strings.quote-free subset.
+// The cel-go strings extension functions Kubernetes enables (version 2) that the
+// engine lacks: charAt, replace, reverse, strings.quote and format (string-format.ts).
 import type { Environment } from '@marcbachmann/cel-js';
+import { registerStringFormat } from './string-format';
 
 const codePoints = (s: string) => [...s];
 
@@ -25,7 +26,39 @@ function replace(s: string, from: string, to: string, n = -1n): string {
   return out + rest;
 }
 
+const QUOTE_ESCAPES: Record<string, string> = {
+  '\x07': '\\a',
+  '\b': '\\b',
+  '\f': '\\f',
+  '\n': '\\n',
+  '\r': '\\r',
+  '\t': '\\t',
+  '\v': '\\v',
+  '\\': '\\\\',
+  '"': '\\"',
+};
+
+/** strings.quote: the string in double quotes, its escapes written out; other characters as they are. */
+export function quote(s: string): string {
+  // A lone surrogate is not a rune: cel-go writes U+FFFD for an invalid one.
+  const runes = s.replace(
+    /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g,
+    '\ufffd',
+  );
+  let out = '"';
+  for (const c of runes) out += QUOTE_ESCAPES[c] ?? c;
+  return out + '"';
+}
+
+/** `strings` as a namespace value, as `format` is one in format.ts. */
+class StringsNamespace {}
+
 export function registerStrings(env: Environment): void {
+  const NS = 'kubernetes.StringsNamespace';
+  env.registerType(NS, StringsNamespace);
+  env.registerConstant('strings', NS, new StringsNamespace());
+  env.registerFunction(`${NS}.quote(string): string`, (_ns: unknown, s: string) => quote(s));
+  registerStringFormat(env);
   env.registerFunction('string.charAt(int): string', (s: string, i: bigint) => {
     const cps = codePoints(s);
     if (i < 0n || i > BigInt(cps.length)) throw new Error(`index out of range: ${i}`);
