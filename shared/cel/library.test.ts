@@ -69,6 +69,34 @@ describe('schema types', () => {
       items: { type: 'array', items: { type: 'object', properties: { n: { type: 'integer' } } } },
     },
   };
+  it('optionals: optMap, optFlatMap and optional.ofNonZeroValue over a typed self', () => {
+    const schema = {
+      type: 'object',
+      properties: {
+        replicas: { type: 'integer' },
+        name: { type: 'string' },
+        limits: { type: 'object', additionalProperties: { type: 'string' } },
+      },
+    };
+    const doubled = 'self.?replicas.optMap(r, r * 2).orValue(-1)';
+    assert.equal(run(doubled, { replicas: 3 }, schema), 6n);
+    assert.equal(run(doubled, {}, schema), -1n);
+    const cpu = "self.?limits.optFlatMap(l, l[?'cpu']).orValue('none')";
+    assert.equal(run(cpu, { limits: { cpu: '2' } }, schema), '2');
+    assert.equal(run(cpu, { limits: {} }, schema), 'none');
+    assert.equal(run(cpu, {}, schema), 'none');
+    const named = "optional.ofNonZeroValue(self.name).orValue('unnamed')";
+    assert.equal(run(named, { name: '' }, schema), 'unnamed');
+    assert.equal(run(named, { name: 'a' }, schema), 'a');
+    assert.equal(
+      run('optional.ofNonZeroValue(0).hasValue() || optional.ofNonZeroValue([]).hasValue()'),
+      false,
+    );
+    assert.equal(run('optional.ofNonZeroValue(duration("1s")).hasValue()'), true);
+    // The body's type is checked against the optional's value type.
+    assert.throws(() => run("self.?replicas.optMap(r, r + 'x')", {}, schema), CelCompileError);
+    assert.throws(() => run('self.?replicas.optFlatMap(r, r + 1)', {}, schema), CelCompileError);
+  });
   it('escapes property names like Kubernetes', () => {
     assert.equal(escapeName('foo-bar'), 'foo__dash__bar');
     assert.equal(escapeName('a.b/c'), 'a__dot__b__slash__c');

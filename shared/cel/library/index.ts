@@ -4,6 +4,7 @@ import { registerAuthz } from './authz';
 import { registerFormat } from './format';
 import { registerIP } from './ip';
 import { registerLists } from './lists';
+import { registerOptionals } from './optionals';
 import { registerQuantity } from './quantity';
 import { registerRegex } from './regex';
 import { registerSemver } from './semver';
@@ -13,6 +14,7 @@ import { registerURLs } from './urls';
 export function registerKubernetesLibraries(env: Environment): void {
   registerStrings(env);
   registerLists(env);
+  registerOptionals(env);
   registerRegex(env);
   registerURLs(env);
   registerQuantity(env);
