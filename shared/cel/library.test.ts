@@ -97,6 +97,24 @@ describe('schema types', () => {
     assert.throws(() => run("self.?replicas.optMap(r, r + 'x')", {}, schema), CelCompileError);
     assert.throws(() => run('self.?replicas.optFlatMap(r, r + 1)', {}, schema), CelCompileError);
   });
+  it('conversions cel-go has: string() of timestamps and durations, int() of uints and timestamps', () => {
+    const schema = { type: 'object', properties: { at: { type: 'string', format: 'date-time' } } };
+    assert.equal(
+      run("'at ' + string(self.at)", { at: '2024-05-06T07:08:09.5Z' }, schema),
+      'at 2024-05-06T07:08:09.5Z',
+    );
+    assert.equal(run('int(self.at)', { at: '1969-12-31T23:59:59.5Z' }, schema), -1n);
+    assert.equal(
+      run('string(duration("1h1m0.25s")) + " " + string(duration("-2ns"))'),
+      '3660.25s -0.000000002s',
+    );
+    assert.equal(run('int(42u) + int(timestamp("1970-01-02T00:00:00Z"))'), 86442n);
+    assert.throws(() => run('int(9223372036854775808u)'), /integer overflow/);
+    assert.equal(
+      run('timestamp(timestamp(7)) == timestamp(7) && duration(duration("5s")) == duration("5s")'),
+      true,
+    );
+  });
   it('escapes property names like Kubernetes', () => {
     assert.equal(escapeName('foo-bar'), 'foo__dash__bar');
     assert.equal(escapeName('a.b/c'), 'a__dot__b__slash__c');

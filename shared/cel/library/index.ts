@@ -1,6 +1,7 @@
 // The Kubernetes CEL libraries, registered once on the base environment.
 import type { Environment } from '@marcbachmann/cel-js';
 import { registerAuthz } from './authz';
+import { registerConversions } from './conversions';
 import { registerFormat } from './format';
 import { registerIP } from './ip';
 import { registerLists } from './lists';
@@ -12,6 +13,7 @@ import { registerStrings } from './strings';
 import { registerURLs } from './urls';
 
 export function registerKubernetesLibraries(env: Environment): void {
+  registerConversions(env);
   registerStrings(env);
   registerLists(env);
   registerOptionals(env);

@@ -9,14 +9,11 @@
 // - %d takes integers only.
 // Rounding is to nearest, ties to even, on the double's exact value, as Go's strconv.
 import type { Environment } from '@marcbachmann/cel-js';
+import { durationText, goShortest, isDuration, timestampText } from './conversions';
 
-// The engine's uint, duration and type values, known by their shape: it does not export the classes.
+// The engine's uint and type values, known by their shape: it does not export the classes.
 interface UnsignedLike {
   readonly value: bigint;
-}
-interface DurationLike {
-  readonly seconds: bigint;
-  readonly nanos: number;
 }
 
 class FormatError extends Error {}
@@ -116,7 +113,6 @@ const tagOf = (v: unknown): unknown =>
   typeof v === 'object' && v !== null
     ? (v as { [Symbol.toStringTag]?: unknown })[Symbol.toStringTag]
     : undefined;
-const isDuration = (v: unknown): v is DurationLike => tagOf(v) === 'google.protobuf.Duration';
 /** A type value (`type(x)`), tagged "Type<name>". */
 const typeValueName = (v: unknown): string | undefined => {
   const tag = tagOf(v);
@@ -310,39 +306,6 @@ function significant(x: number, n: number): { digits: string; exp: number } {
     q = q.slice(0, n);
   }
   return { digits: q, exp };
-}
-
-/** Go's fmt "%g": the shortest digits that read back as x, as %e below 1e-4 and from 1e6. */
-function goShortest(x: number): string {
-  if (Number.isNaN(x)) return 'NaN';
-  if (!Number.isFinite(x)) return x > 0 ? '+Inf' : '-Inf';
-  return shortestLayout(x, false);
-}
-
-/** x ≠ 0 finite in its shortest digits (JavaScript's are Go's too), laid out as %g or always as %f. */
-function shortestLayout(x: number, fixed: boolean): string {
-  if (x === 0) return Object.is(x, -0) ? '-0' : '0';
-  const [m, e] = Math.abs(x).toExponential().split('e');
-  const digits = m.replace('.', '');
-  const exp = Number(e);
-  const sign = x < 0 ? '-' : '';
-  if (!fixed && (exp < -4 || exp >= 6)) {
-    const abs = Math.abs(exp).toString().padStart(2, '0');
-    return `${sign}${digits[0]}${digits.length > 1 ? '.' + digits.slice(1) : ''}e${exp < 0 ? '-' : '+'}${abs}`;
-  }
-  if (exp < 0) return `${sign}0.${'0'.repeat(-exp - 1)}${digits}`;
-  if (digits.length <= exp + 1) return sign + digits + '0'.repeat(exp + 1 - digits.length);
-  return `${sign}${digits.slice(0, exp + 1)}.${digits.slice(exp + 1)}`;
-}
-
-/** time.RFC3339Nano in UTC: fractional seconds without trailing zeros. */
-function timestampText(t: Date): string {
-  return t.toISOString().replace(/\.?0*Z$/, 'Z');
-}
-
-/** cel-go's string(duration): strconv.FormatFloat(seconds, 'f', -1) and an "s". */
-function durationText(d: DurationLike): string {
-  return `${shortestLayout(Number(d.seconds) + d.nanos / 1e9, true)}s`;
 }
 
 /** Go's %q: printable runes as they are, the rest escaped; invalid UTF-8 as \x bytes. */
