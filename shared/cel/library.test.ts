@@ -97,7 +97,7 @@ describe('schema types', () => {
     assert.throws(() => run("self.?replicas.optMap(r, r + 'x')", {}, schema), CelCompileError);
     assert.throws(() => run('self.?replicas.optFlatMap(r, r + 1)', {}, schema), CelCompileError);
   });
-  it('conversions cel-go has: string() of timestamps and durations, int() of uints and timestamps', () => {
+  it('conversions cel-go has: string() of timestamps and durations, int() of uints and timestamps, bytes ordering', () => {
     const schema = { type: 'object', properties: { at: { type: 'string', format: 'date-time' } } };
     assert.equal(
       run("'at ' + string(self.at)", { at: '2024-05-06T07:08:09.5Z' }, schema),
@@ -114,6 +114,7 @@ describe('schema types', () => {
       run('timestamp(timestamp(7)) == timestamp(7) && duration(duration("5s")) == duration("5s")'),
       true,
     );
+    assert.equal(run("b'a' < b'ab' && b'\\xff' > b'a' && b'' <= b'' && !(b'b' >= b'c')"), true);
   });
   it('escapes property names like Kubernetes', () => {
     assert.equal(escapeName('foo-bar'), 'foo__dash__bar');

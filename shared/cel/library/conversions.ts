@@ -1,6 +1,7 @@
-// cel-go's conversions the engine lacks, and the texts cel-go gives values (also
-// what string.format's %s writes): string(timestamp), string(duration),
-// int(uint), int(timestamp), and the identity conversions of timestamps and durations.
+// cel-go's conversions and comparisons the engine lacks, and the texts cel-go gives
+// values (also what string.format's %s writes): string(timestamp), string(duration),
+// int(uint), int(timestamp), the identity conversions of timestamps and durations,
+// and the ordering of bytes.
 import type { Environment } from '@marcbachmann/cel-js';
 
 /** The engine's duration values (a class it does not export). */
@@ -29,6 +30,12 @@ export function registerConversions(env: Environment): void {
     if (u.value > INT64_MAX) throw new Error('integer overflow');
     return u.value;
   });
+  // Bytes order as Go's bytes.Compare: byte by byte, a prefix first.
+  const cmp = (a: Uint8Array, b: Uint8Array) => Buffer.compare(a, b);
+  env.registerOperator('bytes < bytes', (a, b) => cmp(a, b) < 0);
+  env.registerOperator('bytes <= bytes', (a, b) => cmp(a, b) <= 0);
+  env.registerOperator('bytes > bytes', (a, b) => cmp(a, b) > 0);
+  env.registerOperator('bytes >= bytes', (a, b) => cmp(a, b) >= 0);
 }
 
 /** Go's fmt "%g": the shortest digits that read back as x, as %e below 1e-4 and from 1e6. */
