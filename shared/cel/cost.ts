@@ -69,8 +69,6 @@ const STRING_SCANS = new Set([
   'lowerAscii',
   'upperAscii',
   'trim',
-  'format',
-  'quote',
 ]);
 
 /**

@@ -4,11 +4,17 @@
 // and the ordering of bytes.
 import type { Environment } from '@marcbachmann/cel-js';
 
-/** The engine's duration values (a class it does not export). */
+// The engine's uint and duration values, known by their shape: it does not export the classes.
+export interface UnsignedLike {
+  readonly value: bigint;
+}
 export interface DurationLike {
   readonly seconds: bigint;
   readonly nanos: number;
 }
+
+export const isUnsigned = (v: unknown): v is UnsignedLike =>
+  typeof v === 'object' && v !== null && (v as object).constructor?.name === 'UnsignedInt';
 
 export const isDuration = (v: unknown): v is DurationLike =>
   typeof v === 'object' &&
@@ -26,7 +32,7 @@ export function registerConversions(env: Environment): void {
   env.registerFunction(`duration(${DUR}): ${DUR}`, (d: DurationLike) => d);
   // Seconds since the epoch, rounded down as Go's Time.Unix.
   env.registerFunction(`int(${TS}): int`, (t: Date) => BigInt(Math.floor(t.getTime() / 1000)));
-  env.registerFunction('int(uint): int', (u: { value: bigint }) => {
+  env.registerFunction('int(uint): int', (u: UnsignedLike) => {
     if (u.value > INT64_MAX) throw new Error('integer overflow');
     return u.value;
   });

@@ -3,6 +3,7 @@
 // optional.ofNonZeroValue.
 import type { Environment } from '@marcbachmann/cel-js';
 import { Optional } from '@marcbachmann/cel-js';
+import { isDuration, isUnsigned } from './conversions';
 
 // The engine's macro interface is not typed in its declarations; these are the parts used.
 interface Node {
@@ -110,10 +111,9 @@ function isZeroValue(v: unknown): boolean {
   if (v instanceof Uint8Array || Array.isArray(v)) return v.length === 0;
   if (v instanceof Map) return v.size === 0;
   if (v instanceof Date) return v.getTime() === ZERO_TIME_MS;
+  if (isDuration(v)) return v.seconds === 0n && v.nanos === 0;
+  if (isUnsigned(v)) return v.value === 0n;
   if (typeof v !== 'object') return false;
-  const o = v as Record<string | symbol, unknown>;
-  if (o[Symbol.toStringTag] === 'google.protobuf.Duration') return o.seconds === 0n && o.nanos === 0;
-  if (o.constructor?.name === 'UnsignedInt') return (o as { value: bigint }).value === 0n;
   if (Object.getPrototypeOf(v) === Object.prototype) return Object.keys(v).length === 0;
   return false;
 }

@@ -9,12 +9,14 @@
 // - %d takes integers only.
 // Rounding is to nearest, ties to even, on the double's exact value, as Go's strconv.
 import type { Environment } from '@marcbachmann/cel-js';
-import { durationText, goShortest, isDuration, timestampText } from './conversions';
-
-// The engine's uint and type values, known by their shape: it does not export the classes.
-interface UnsignedLike {
-  readonly value: bigint;
-}
+import {
+  durationText,
+  goShortest,
+  isDuration,
+  isUnsigned,
+  timestampText,
+  type UnsignedLike,
+} from './conversions';
 
 class FormatError extends Error {}
 
@@ -107,8 +109,6 @@ const clauseError = (msg: string) => new FormatError(`could not parse formatting
 
 // --- the clauses --------------------------------------------------------------
 
-const isUnsigned = (v: unknown): v is UnsignedLike =>
-  typeof v === 'object' && v !== null && (v as object).constructor?.name === 'UnsignedInt';
 const tagOf = (v: unknown): unknown =>
   typeof v === 'object' && v !== null
     ? (v as { [Symbol.toStringTag]?: unknown })[Symbol.toStringTag]
