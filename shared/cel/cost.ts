@@ -54,7 +54,9 @@ export function maxSize(s: Schema | undefined): number {
   return 1;
 }
 
-const MACROS = new Set(['all', 'exists', 'exists_one', 'existsOne', 'map', 'filter']);
+/** Library namespaces: identifiers that stand for a set of functions, not a value. */
+const NAMESPACES = new Set(['sets', 'lists', 'strings', 'optional', 'format', 'cel']);
+const MACROS = new Set(['all', 'exists', 'exists_one', 'existsOne', 'map', 'filter', 'sortBy']);
 const STRING_SCANS = new Set([
   'contains',
   'startsWith',
@@ -139,12 +141,61 @@ function actualSize(v: unknown): number {
   return 1;
 }
 
+/** Types whose values have no size: comparing or passing them scans nothing. */
+const SCALARS = new Set([
+  'int',
+  'uint',
+  'double',
+  'bool',
+  'null',
+  'google.protobuf.Timestamp',
+  'google.protobuf.Duration',
+]);
+const checkedTypeName = (n: ASTNode): string | undefined =>
+  (n as { checkedType?: { name?: string } }).checkedType?.name;
+
 function sizeOf(n: ASTNode, scope: Scope): number {
-  if (n.op === 'value' && typeof n.args === 'string') return n.args.length;
+  if (n.op === 'value') return typeof n.args === 'string' ? n.args.length : 1;
+  if (SCALARS.has(checkedTypeName(n) ?? '')) return 1;
   if (n.op === 'list') return (n.args as ASTNode[]).length;
   const sh = shapeOf(n, scope);
   if (sh?.values) return sh.values.reduce((m: number, v) => Math.max(m, actualSize(v)), 0);
   return maxSize(sh?.schema);
+}
+
+/** A literal int argument, else undefined (the estimate then assumes the worst). */
+const literalInt = (n: ASTNode | undefined): number | undefined =>
+  n?.op === 'value' && typeof n.args === 'bigint' ? Number(n.args) : undefined;
+
+/** ListCreateBaseCost: what cel-go adds for a call that builds a list. */
+const LIST_CREATE = 10;
+
+/** What cel-go's sets and lists extensions estimate beyond the call itself. */
+function extensionCost(name: string, recv: ASTNode, args: ASTNode[], scope: Scope): number {
+  if (recv.op === 'id' && recv.args === 'sets' && args.length === 2) {
+    const factor = name === 'equivalent' ? 2 : name === 'contains' || name === 'intersects' ? 1 : 0;
+    return Math.ceil(factor * sizeOf(args[0], scope) * sizeOf(args[1], scope));
+  }
+  if (recv.op === 'id' && recv.args === 'lists' && name === 'range')
+    return LIST_CREATE + (literalInt(args[0]) ?? Number.MAX_SAFE_INTEGER);
+  const size = () => sizeOf(recv, scope);
+  switch (name) {
+    case 'slice': {
+      const start = literalInt(args[0]) ?? 0;
+      const end = literalInt(args[1]) ?? size();
+      return LIST_CREATE + Math.max(0, end - start);
+    }
+    case 'reverse':
+      return args.length === 0 ? LIST_CREATE + size() : 0;
+    case 'flatten':
+      return LIST_CREATE + (args.length ? (literalInt(args[0]) ?? Number.MAX_SAFE_INTEGER) : 1) * size();
+    case 'distinct':
+    case 'sort':
+    case 'sortBy':
+      return LIST_CREATE + 2 * size() * size();
+    default:
+      return 0;
+  }
 }
 
 function cost(n: ASTNode, scope: Scope): number {
@@ -171,11 +222,13 @@ function cost(n: ASTNode, scope: Scope): number {
         const size = sizeOf(recv, scope);
         const inner = { ...scope, [args[0].args as string]: elementShape(shapeOf(recv, scope)) };
         const body = args.slice(1).reduce((t, x) => t + cost(x, inner), 0);
-        return cost(recv, scope) + size * (body + 1);
+        return cost(recv, scope) + size * (body + 1) + extensionCost(name, recv, args, scope);
       }
       let c = 1 + cost(recv, scope) + args.reduce((t, x) => t + cost(x, scope), 0);
-      if (STRING_SCANS.has(name)) c += Math.ceil(0.1 * sizeOf(recv, scope));
-      return c;
+      // Namespaced functions (sets.contains) share names with string methods, not their cost.
+      if (STRING_SCANS.has(name) && !(recv.op === 'id' && NAMESPACES.has(recv.args as string)))
+        c += Math.ceil(0.1 * sizeOf(recv, scope));
+      return c + extensionCost(name, recv, args, scope);
     }
     case '==':
     case '!=':

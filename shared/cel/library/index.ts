@@ -4,11 +4,13 @@ import { registerAuthz } from './authz';
 import { registerConversions } from './conversions';
 import { registerFormat } from './format';
 import { registerIP } from './ip';
+import { registerListExtensions } from './list-extensions';
 import { registerLists } from './lists';
 import { registerOptionals } from './optionals';
 import { registerQuantity } from './quantity';
 import { registerRegex } from './regex';
 import { registerSemver } from './semver';
+import { registerSets } from './sets';
 import { registerStrings } from './strings';
 import { registerURLs } from './urls';
 
@@ -16,6 +18,8 @@ export function registerKubernetesLibraries(env: Environment): void {
   registerConversions(env);
   registerStrings(env);
   registerLists(env);
+  registerListExtensions(env);
+  registerSets(env);
   registerOptionals(env);
   registerRegex(env);
   registerURLs(env);

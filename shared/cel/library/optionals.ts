@@ -4,32 +4,8 @@
 import type { Environment } from '@marcbachmann/cel-js';
 import { Optional } from '@marcbachmann/cel-js';
 import { isDuration, isUnsigned } from './conversions';
+import type { Checker, CheckedType, Context, Evaluator, Node } from './macro-types';
 
-// The engine's macro interface is not typed in its declarations; these are the parts used.
-interface Node {
-  op: string;
-  args: unknown;
-  maybeAsync?: boolean;
-  setMeta(key: string, value: unknown): void;
-}
-interface CheckedType {
-  kind: string;
-  valueType?: CheckedType;
-}
-interface Checker {
-  check(node: Node, ctx: Context): CheckedType;
-  getType(name: string): CheckedType;
-  registry: { getOptionalType(t: CheckedType): CheckedType };
-  createError(code: string, message: string, node: Node): Error;
-}
-interface Context {
-  forkWithVariable(name: string, t: CheckedType): Context;
-  reuse(ctx: Context): Context;
-  setIterValue(v: unknown, ev: Evaluator): Context;
-}
-interface Evaluator {
-  run(node: Node, ctx: Context): unknown;
-}
 interface OptMacro {
   ast: Node;
   receiver: Node;

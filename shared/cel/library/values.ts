@@ -55,5 +55,6 @@ export function celCompare(a: unknown, b: unknown): number {
   if (typeof a === 'string' && typeof b === 'string') return a < b ? -1 : a > b ? 1 : 0;
   if (typeof a === 'boolean' && typeof b === 'boolean') return Number(a) - Number(b);
   if (a instanceof Date && b instanceof Date) return a.getTime() - b.getTime();
+  if (a instanceof Uint8Array && b instanceof Uint8Array) return Buffer.compare(a, b);
   throw new Error('no such overload');
 }
