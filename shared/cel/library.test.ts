@@ -24,6 +24,8 @@ describe('Kubernetes CEL libraries', () => {
     assert.deepEqual(run('"abc 123 def 456".findAll("[0-9]+", 1)'), ['123']);
     assert.equal(run('"a-b-c".replace("-", "_")'), 'a_b_c');
     assert.equal(run('"héllo".charAt(1)'), 'é');
+    // string.reverse() is the strings library's version 3; Kubernetes enables version 2.
+    assert.throws(() => run('"abc".reverse()'), CelCompileError);
   });
   it('quantity and url', () => {
     assert.equal(run('quantity("1Gi").isGreaterThan(quantity("1G"))'), true);

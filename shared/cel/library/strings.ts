@@ -1,5 +1,6 @@
 // The cel-go strings extension functions Kubernetes enables (version 2) that the
-// engine lacks: charAt, replace, reverse, strings.quote and format (string-format.ts).
+// engine lacks: charAt, replace, strings.quote and format (string-format.ts). Not
+// reverse: it came in version 3.
 import type { Environment } from '@marcbachmann/cel-js';
 import { registerStringFormat } from './string-format';
 
@@ -68,5 +69,4 @@ export function registerStrings(env: Environment): void {
     replace(s, a, b),
   );
   env.registerFunction('string.replace(string, string, int): string', replace);
-  env.registerFunction('string.reverse(): string', (s: string) => codePoints(s).reverse().join(''));
 }
