@@ -23,6 +23,7 @@ const SECTIONS = [
   'lists',
   'logic',
   'macros',
+  'macros2',
   'optionals',
   'parse',
   'string',

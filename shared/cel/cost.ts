@@ -56,7 +56,18 @@ export function maxSize(s: Schema | undefined): number {
 
 /** Library namespaces: identifiers that stand for a set of functions, not a value. */
 const NAMESPACES = new Set(['sets', 'lists', 'strings', 'optional', 'format', 'cel']);
-const MACROS = new Set(['all', 'exists', 'exists_one', 'existsOne', 'map', 'filter', 'sortBy']);
+const MACROS = new Set([
+  'all',
+  'exists',
+  'exists_one',
+  'existsOne',
+  'map',
+  'filter',
+  'sortBy',
+  'transformList',
+  'transformMap',
+  'transformMapEntry',
+]);
 const STRING_SCANS = new Set([
   'contains',
   'startsWith',
@@ -220,8 +231,13 @@ function cost(n: ASTNode, scope: Scope): number {
       const [name, recv, args] = a as [string, ASTNode, ASTNode[]];
       if (MACROS.has(name) && args.length >= 2 && args[0].op === 'id') {
         const size = sizeOf(recv, scope);
-        const inner = { ...scope, [args[0].args as string]: elementShape(shapeOf(recv, scope)) };
-        const body = args.slice(1).reduce((t, x) => t + cost(x, inner), 0);
+        // all(x, p) binds the element; all(i, v, p) the index or key, then the element.
+        const twoVar = args.length >= 3 && args[1].op === 'id';
+        const element = elementShape(shapeOf(recv, scope));
+        const inner = twoVar
+          ? { ...scope, [args[0].args as string]: undefined, [args[1].args as string]: element }
+          : { ...scope, [args[0].args as string]: element };
+        const body = args.slice(twoVar ? 2 : 1).reduce((t, x) => t + cost(x, inner), 0);
         return cost(recv, scope) + size * (body + 1) + extensionCost(name, recv, args, scope);
       }
       let c = 1 + cost(recv, scope) + args.reduce((t, x) => t + cost(x, scope), 0);

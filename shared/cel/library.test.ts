@@ -175,6 +175,44 @@ describe('schema types', () => {
     ]);
     assert.equal(run('self.ports.sortBy(p, -p.port)[0].name', self, schema), 'web');
   });
+  it('two-variable comprehensions over a typed list and map', () => {
+    const schema = {
+      type: 'object',
+      properties: {
+        ports: { type: 'array', items: { type: 'integer' } },
+        labels: { type: 'object', additionalProperties: { type: 'string' } },
+        weights: { type: 'object', additionalProperties: { type: 'integer' } },
+      },
+    };
+    const self = { ports: [80, 443, 8080], labels: { app: 'web', tier: '' }, weights: { a: 1, b: 2 } };
+    const ev = (expr: string) => run(expr, self, schema);
+    assert.equal(ev('self.ports.all(i, p, p > i)'), true);
+    assert.equal(ev('self.ports.exists(i, p, i == 2 && p == 8080)'), true);
+    assert.equal(ev('self.ports.existsOne(i, p, p > 100)'), false);
+    assert.equal(ev("self.labels.all(k, v, k.size() > 0 && v != '')"), false);
+    assert.equal(ev("self.labels.existsOne(k, v, v == '')"), true);
+    assert.deepEqual(ev('self.ports.transformList(i, p, p + i)'), [80n, 444n, 8082n]);
+    assert.deepEqual(ev('self.ports.transformList(i, p, p < 1000, p * 2)'), [160n, 886n]);
+    assert.deepEqual(
+      ev('self.weights.transformMap(k, v, v * 10)'),
+      new Map([
+        ['a', 10n],
+        ['b', 20n],
+      ]),
+    );
+    assert.equal(ev("self.weights.transformMap(k, v, k != 'a', v)['b']"), 2n);
+    assert.deepEqual(
+      ev('self.labels.transformMapEntry(k, v, {v: k})'),
+      new Map([
+        ['web', 'app'],
+        ['', 'tier'],
+      ]),
+    );
+    assert.throws(() => ev("{'a': 1, 'b': 1}.transformMapEntry(k, v, {'x': v})"), /already exists/);
+    // The predicate must be a bool, and the two names must differ.
+    assert.throws(() => ev('self.ports.all(i, p, p)'), CelCompileError);
+    assert.throws(() => ev('self.ports.all(p, p, p > 0)'), CelCompileError);
+  });
   it('escapes property names like Kubernetes', () => {
     assert.equal(escapeName('foo-bar'), 'foo__dash__bar');
     assert.equal(escapeName('a.b/c'), 'a__dot__b__slash__c');

@@ -1,6 +1,7 @@
 // The Kubernetes CEL libraries, registered once on the base environment.
 import type { Environment } from '@marcbachmann/cel-js';
 import { registerAuthz } from './authz';
+import { registerComprehensions } from './comprehensions';
 import { registerConversions } from './conversions';
 import { registerFormat } from './format';
 import { registerIP } from './ip';
@@ -19,6 +20,7 @@ export function registerKubernetesLibraries(env: Environment): void {
   registerStrings(env);
   registerLists(env);
   registerListExtensions(env);
+  registerComprehensions(env);
   registerSets(env);
   registerOptionals(env);
   registerRegex(env);

@@ -8,7 +8,11 @@ export interface Node {
 }
 export interface CheckedType {
   kind: string;
+  name?: string;
+  keyType?: CheckedType;
   valueType?: CheckedType;
+  /** Whether the type still has an unresolved parameter (the element type of `[]`). */
+  hasPlaceholderType?: boolean;
 }
 export interface Checker {
   check(node: Node, ctx: Context): CheckedType;
