@@ -152,6 +152,24 @@ function actualSize(v: unknown): number {
   return 1;
 }
 
+const TWO_VARIABLE_MACROS = new Set([
+  'all',
+  'exists',
+  'existsOne',
+  'transformList',
+  'transformMap',
+  'transformMapEntry',
+]);
+
+/** The shape of a list's elements or a map's values. */
+function valueShape(recv: ASTNode, scope: Scope): Shape | undefined {
+  const sh = shapeOf(recv, scope);
+  const s = sh?.schema;
+  if (s?.type !== 'object') return elementShape(sh);
+  const values = sh?.values?.flatMap((v) => (isObj(v) ? Object.values(v) : []));
+  return { schema: isObj(s.additionalProperties) ? s.additionalProperties : undefined, values };
+}
+
 /** Types whose values have no size: comparing or passing them scans nothing. */
 const SCALARS = new Set([
   'int',
@@ -231,12 +249,15 @@ function cost(n: ASTNode, scope: Scope): number {
       const [name, recv, args] = a as [string, ASTNode, ASTNode[]];
       if (MACROS.has(name) && args.length >= 2 && args[0].op === 'id') {
         const size = sizeOf(recv, scope);
-        // all(x, p) binds the element; all(i, v, p) the index or key, then the element.
-        const twoVar = args.length >= 3 && args[1].op === 'id';
-        const element = elementShape(shapeOf(recv, scope));
+        // all(x, p) binds the element (a map's key); all(i, v, p) the index or key, then the value.
+        const twoVar = TWO_VARIABLE_MACROS.has(name) && args.length >= 3 && args[1].op === 'id';
         const inner = twoVar
-          ? { ...scope, [args[0].args as string]: undefined, [args[1].args as string]: element }
-          : { ...scope, [args[0].args as string]: element };
+          ? {
+              ...scope,
+              [args[0].args as string]: undefined,
+              [args[1].args as string]: valueShape(recv, scope),
+            }
+          : { ...scope, [args[0].args as string]: elementShape(shapeOf(recv, scope)) };
         const body = args.slice(twoVar ? 2 : 1).reduce((t, x) => t + cost(x, inner), 0);
         return cost(recv, scope) + size * (body + 1) + extensionCost(name, recv, args, scope);
       }

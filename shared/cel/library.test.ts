@@ -333,5 +333,23 @@ describe('cost estimation', () => {
     assert.ok(est('sets.equivalent(self.names, self.names)') >= 800);
     assert.ok(est('self.names.sort().size() > 0') >= 800);
     assert.ok(est('lists.range(5).size() == 5') < 100);
+    // all(k, v, ...) over a map binds v to the map's values: bounded strings, a small scan.
+    const labels = (maxLength?: number) => ({
+      type: 'object',
+      properties: {
+        labels: {
+          type: 'object',
+          maxProperties: 10,
+          additionalProperties: { type: 'string', ...(maxLength ? { maxLength } : {}) },
+        },
+      },
+    });
+    const byLabels = (s: Record<string, unknown>) => {
+      const e = newEnvironment();
+      e.registerVariable('self', new SchemaTypes(e).declare(s, 'Object'));
+      return estimateCost(compile(e, "self.labels.all(k, v, v.contains('x'))").ast, s);
+    };
+    assert.ok(byLabels(labels(63)) < 200, String(byLabels(labels(63))));
+    assert.ok(byLabels(labels()) > 100_000);
   });
 });
