@@ -38,7 +38,6 @@ function macro(kind: Kind, filtered: boolean) {
     let firstCtx: Context | undefined;
     let secondCtx: Context | undefined;
     let keyType = 'dyn';
-    let isList = false;
     return {
       typeCheck(checker: Checker, _m: unknown, ctx: Context): CheckedType {
         for (const v of [first, second])
@@ -57,7 +56,6 @@ function macro(kind: Kind, filtered: boolean) {
         let kt = dyn;
         let vt = dyn;
         if (rt.kind === 'list') {
-          isList = true;
           kt = checker.getType('int');
           vt = known(rt.valueType);
         } else if (rt.kind === 'map') {
@@ -101,7 +99,7 @@ function macro(kind: Kind, filtered: boolean) {
         if (Array.isArray(r)) entries = r.map((v, i) => [BigInt(i), v]);
         else if (r instanceof Map) entries = [...r];
         else if (r !== null && typeof r === 'object')
-          entries = Object.entries(r).map(([k, v]) => [isList ? k : keyOf(k, keyType), v]);
+          entries = Object.entries(r).map(([k, v]) => [keyOf(k, keyType), v]);
         else throw new Error(`${desc} receiver must be a list or a map`);
         const run = (n: Node, k: unknown, v: unknown): unknown => {
           const inner = secondCtx!.reuse(firstCtx!.reuse(ctx).setIterValue(k, ev)).setIterValue(v, ev);
