@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import net, { type AddressInfo } from 'node:net';
 import { Duplex } from 'node:stream';
 import zlib from 'node:zlib';
 import { SPDY_DICTIONARY } from './spdy-dictionary';
+import { tcpPair } from './test-support';
 import {
   controlFrame,
   dataFrame,
@@ -26,19 +26,11 @@ function adler32(b: Buffer): number {
 
 /** Two sessions on the ends of a real TCP connection on 127.0.0.1. */
 async function pair(): Promise<{ client: SpdyConnection; server: SpdyConnection; close(): void }> {
-  const srv = net.createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
-  const accepted = new Promise<net.Socket>((r) => srv.once('connection', r));
-  const c = net.connect((srv.address() as net.AddressInfo).port, '127.0.0.1');
-  const s = await accepted;
+  const tcp = await tcpPair();
   return {
-    client: new SpdyConnection(c, 'client'),
-    server: new SpdyConnection(s, 'server'),
-    close() {
-      c.destroy();
-      s.destroy();
-      srv.close();
-    },
+    client: new SpdyConnection(tcp.client, 'client'),
+    server: new SpdyConnection(tcp.server, 'server'),
+    close: tcp.close,
   };
 }
 
@@ -186,11 +178,9 @@ describe('SPDY/3.1 framing', () => {
   it('frames that came before the connection closed are all handled', async () => {
     // A stream opened, written and closed in one go: the headers of its SYN_STREAM are still
     // being decompressed when the end of the socket arrives.
-    const srv = net.createServer();
-    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
-    const accepted = new Promise<net.Socket>((r) => srv.once('connection', r));
-    const raw = net.connect((srv.address() as AddressInfo).port, '127.0.0.1');
-    const server = new SpdyConnection(await accepted, 'server');
+    const tcp = await tcpPair();
+    const raw = tcp.client;
+    const server = new SpdyConnection(tcp.server, 'server');
     try {
       const frames: Buffer[] = [];
       const capture = new Duplex({
@@ -206,8 +196,7 @@ describe('SPDY/3.1 framing', () => {
       raw.end(Buffer.concat([...frames, dataFrame(1, 0, Buffer.from('last words'))]));
       assert.equal(await read(await got), 'last words');
     } finally {
-      raw.destroy();
-      srv.close();
+      tcp.close();
     }
   });
 

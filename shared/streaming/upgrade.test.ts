@@ -1,15 +1,12 @@
 import assert from 'node:assert/strict';
-import net, { type AddressInfo } from 'node:net';
 import { Duplex } from 'node:stream';
+import { tcpPair } from './test-support';
 import { splice } from './upgrade';
 
 describe('splice of two upgraded connections', () => {
   it('an upstream that resets after its last bytes: what was read from it still reaches a slow client', async () => {
-    const srv = net.createServer();
-    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
-    const accepted = new Promise<net.Socket>((r) => srv.once('connection', r));
-    const toUpstream = net.connect((srv.address() as AddressInfo).port, '127.0.0.1');
-    const upstream = await accepted;
+    const tcp = await tcpPair();
+    const { client: toUpstream, server: upstream } = tcp;
     // The client's side: takes each write only when let (a client that reads slowly).
     const received: Buffer[] = [];
     const held: (() => void)[] = [];
@@ -44,9 +41,7 @@ describe('splice of two upgraded connections', () => {
       client.destroy();
       await spliced;
     } finally {
-      toUpstream.destroy();
-      upstream.destroy();
-      srv.close();
+      tcp.close();
     }
   });
 });

@@ -1,16 +1,14 @@
 import assert from 'node:assert/strict';
-import net, { type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { WebSocket, WebSocketServer } from 'ws';
+import { tcpPair } from '../../../shared/streaming/test-support';
 import { tunnel } from './stream-translator';
 
 describe('the port-forward tunnel (WebSocket to a connection)', () => {
   it('a connection that fails: what was read from it still reaches a client that reads slowly', async () => {
     // The node agent's side: a TCP connection whose far end writes.
-    const agent = net.createServer();
-    await new Promise<void>((r) => agent.listen(0, '127.0.0.1', () => r()));
-    const agentSide = new Promise<net.Socket>((r) => agent.once('connection', r));
-    const backend = net.connect((agent.address() as AddressInfo).port, '127.0.0.1');
-    const far = await agentSide;
+    const tcp = await tcpPair();
+    const { client: backend, server: far } = tcp;
     far.on('error', () => {}); // reset once the tunnel's side goes
 
     const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, perMessageDeflate: false });
@@ -45,9 +43,7 @@ describe('the port-forward tunnel (WebSocket to a connection)', () => {
       await tunnelled;
     } finally {
       client.terminate();
-      backend.destroy();
-      far.destroy();
-      agent.close();
+      tcp.close();
       wss.close();
     }
   });
