@@ -1,7 +1,8 @@
 // The CEL engine under everything Kubernetes evaluates as CEL (CRD validation
 // rules, admission policies). The language itself (parser, type checker,
 // evaluator, macros, optional types) is @marcbachmann/cel-js; this file is the
-// one place that imports it. On top it sets Kubernetes' options, registers the
+// one place that builds its environments and compiles (the libraries in library/
+// register functions on it and know its values). On top it sets Kubernetes' options, registers the
 // Kubernetes libraries, and turns the library's errors into cel-go's wording
 // ("ERROR: <input>:1:6: undefined field 'foo'") that Kubernetes quotes.
 import { Environment, Optional } from '@marcbachmann/cel-js';
@@ -208,14 +209,6 @@ export function compile(env: Environment, source: string, form?: SourceForm): Pr
       }
     },
   };
-}
-
-let durationPrototype: object | undefined;
-
-/** Whether a value is a CEL duration (the library does not export its class). */
-export function isDuration(v: unknown): boolean {
-  durationPrototype ??= Object.getPrototypeOf(compile(newEnvironment(), 'duration("1s")').evaluate({}));
-  return typeof v === 'object' && v !== null && Object.getPrototypeOf(v) === durationPrototype;
 }
 
 /** cel-go's runtime error texts (Kubernetes prefixes them to "evaluating rule: ..."). */

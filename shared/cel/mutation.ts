@@ -7,7 +7,8 @@
 // entries of dyn values, `?field:` entries carry their optional, and the result
 // is an ObjectVal (or a JSONPatch) carrying its type name for the checks
 // Kubernetes makes when the value is used.
-import { CelCompileError, isDuration, Optional, syntaxError, type CelEnvironment } from './engine';
+import { CelCompileError, Optional, syntaxError, type CelEnvironment } from './engine';
+import { isDuration } from './library/values';
 
 /** A value built by `Name{...}`: its dotted type name and its fields (the CEL type Object). */
 export class ObjectVal {

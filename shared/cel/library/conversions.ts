@@ -3,23 +3,7 @@
 // int(uint), int(timestamp), the identity conversions of timestamps and durations,
 // and the ordering of bytes.
 import type { Environment } from '@marcbachmann/cel-js';
-
-// The engine's uint and duration values, known by their shape: it does not export the classes.
-export interface UnsignedLike {
-  readonly value: bigint;
-}
-export interface DurationLike {
-  readonly seconds: bigint;
-  readonly nanos: number;
-}
-
-export const isUnsigned = (v: unknown): v is UnsignedLike =>
-  typeof v === 'object' && v !== null && (v as object).constructor?.name === 'UnsignedInt';
-
-export const isDuration = (v: unknown): v is DurationLike =>
-  typeof v === 'object' &&
-  v !== null &&
-  (v as { [Symbol.toStringTag]?: unknown })[Symbol.toStringTag] === 'google.protobuf.Duration';
+import type { Duration, UnsignedInt } from '@marcbachmann/cel-js/evaluator';
 
 const INT64_MAX = (1n << 63n) - 1n;
 
@@ -29,10 +13,10 @@ export function registerConversions(env: Environment): void {
   env.registerFunction(`string(${TS}): string`, timestampText);
   env.registerFunction(`string(${DUR}): string`, durationText);
   env.registerFunction(`timestamp(${TS}): ${TS}`, (t: Date) => t);
-  env.registerFunction(`duration(${DUR}): ${DUR}`, (d: DurationLike) => d);
+  env.registerFunction(`duration(${DUR}): ${DUR}`, (d: Duration) => d);
   // Seconds since the epoch, rounded down as Go's Time.Unix.
   env.registerFunction(`int(${TS}): int`, (t: Date) => BigInt(Math.floor(t.getTime() / 1000)));
-  env.registerFunction('int(uint): int', (u: UnsignedLike) => {
+  env.registerFunction('int(uint): int', (u: UnsignedInt) => {
     if (u.value > INT64_MAX) throw new Error('integer overflow');
     return u.value;
   });
@@ -73,6 +57,6 @@ export function timestampText(t: Date): string {
 }
 
 /** cel-go's string(duration): strconv.FormatFloat(seconds, 'f', -1) and an "s". */
-export function durationText(d: DurationLike): string {
+export function durationText(d: Duration): string {
   return `${shortestLayout(Number(d.seconds) + d.nanos / 1e9, true)}s`;
 }

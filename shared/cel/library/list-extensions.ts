@@ -2,8 +2,7 @@
 // 1.34): slice, flatten, reverse, distinct, sort, the sortBy macro and lists.range.
 // (Kubernetes' own list library, isSorted/sum/min/max/indexOf, is lists.ts.)
 import type { Environment } from '@marcbachmann/cel-js';
-import { isDuration, isUnsigned } from './conversions';
-import { celCompare, celEquals } from './values';
+import { celCompare, celEquals, celTypeName } from './values';
 import type { Checker, CheckedType, Context, Evaluator, Node } from './macro-types';
 
 /** `lists` as a namespace value, as `format` is one in format.ts. */
@@ -53,25 +52,24 @@ function distinct(list: unknown[]): unknown[] {
   return out;
 }
 
-/** The comparable kind of a value (cel-go's Comparer types), undefined for the rest. */
-function comparableKind(v: unknown): string | undefined {
-  if (typeof v === 'bigint') return 'int';
-  if (typeof v === 'number') return 'double';
-  if (typeof v === 'string') return 'string';
-  if (typeof v === 'boolean') return 'bool';
-  if (v instanceof Uint8Array) return 'bytes';
-  if (v instanceof Date) return 'timestamp';
-  if (isDuration(v)) return 'duration';
-  if (isUnsigned(v)) return 'uint';
-  return undefined;
-}
+/** The types cel-go can order (its Comparer types). */
+const COMPARABLE = new Set([
+  'int',
+  'uint',
+  'double',
+  'string',
+  'bool',
+  'bytes',
+  'google.protobuf.Timestamp',
+  'google.protobuf.Duration',
+]);
 
 /** `list` ordered by `keys` (one per element): all of one comparable type, as cel-go requires. */
 function sortByKeys(list: unknown[], keys: unknown[]): unknown[] {
   if (list.length === 0) return list;
-  const kind = comparableKind(keys[0]);
-  if (!kind) throw new Error('list elements must be comparable');
-  if (keys.some((k) => comparableKind(k) !== kind)) throw new Error('list elements must have the same type');
+  const type = celTypeName(keys[0]);
+  if (!COMPARABLE.has(type)) throw new Error('list elements must be comparable');
+  if (keys.some((k) => celTypeName(k) !== type)) throw new Error('list elements must have the same type');
   const order = keys.map((_, i) => i).sort((i, j) => celCompare(keys[i], keys[j]));
   return order.map((i) => list[i]);
 }

@@ -3,7 +3,7 @@
 // optional.ofNonZeroValue.
 import type { Environment } from '@marcbachmann/cel-js';
 import { Optional } from '@marcbachmann/cel-js';
-import { isDuration, isUnsigned } from './conversions';
+import { isDuration, isUnsigned } from './values';
 import type { Checker, CheckedType, Context, Evaluator, Node } from './macro-types';
 
 interface OptMacro {

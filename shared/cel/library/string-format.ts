@@ -9,14 +9,9 @@
 // - %d takes integers only.
 // Rounding is to nearest, ties to even, on the double's exact value, as Go's strconv.
 import type { Environment } from '@marcbachmann/cel-js';
-import {
-  durationText,
-  goShortest,
-  isDuration,
-  isUnsigned,
-  timestampText,
-  type UnsignedLike,
-} from './conversions';
+import type { UnsignedInt } from '@marcbachmann/cel-js/evaluator';
+import { durationText, goShortest, timestampText } from './conversions';
+import { celTypeName, isCelMap, isDuration, isUnsigned, typeValueName } from './values';
 
 class FormatError extends Error {}
 
@@ -109,36 +104,6 @@ const clauseError = (msg: string) => new FormatError(`could not parse formatting
 
 // --- the clauses --------------------------------------------------------------
 
-const tagOf = (v: unknown): unknown =>
-  typeof v === 'object' && v !== null
-    ? (v as { [Symbol.toStringTag]?: unknown })[Symbol.toStringTag]
-    : undefined;
-/** A type value (`type(x)`), tagged "Type<name>". */
-const typeValueName = (v: unknown): string | undefined => {
-  const tag = tagOf(v);
-  return typeof tag === 'string' && tag.startsWith('Type<') ? (v as { name: string }).name : undefined;
-};
-const isMap = (v: unknown): v is Map<unknown, unknown> | Record<string, unknown> =>
-  v instanceof Map || (typeof v === 'object' && v !== null && Object.getPrototypeOf(v) === Object.prototype);
-
-/** The CEL type name cel-go's errors give ("null_type", "google.protobuf.Duration", ...). */
-function typeName(v: unknown): string {
-  if (v === null) return 'null_type';
-  if (typeof v === 'bigint') return 'int';
-  if (typeof v === 'number') return 'double';
-  if (typeof v === 'string') return 'string';
-  if (typeof v === 'boolean') return 'bool';
-  if (v instanceof Uint8Array) return 'bytes';
-  if (Array.isArray(v)) return 'list';
-  if (v instanceof Date) return 'google.protobuf.Timestamp';
-  if (typeValueName(v) !== undefined) return 'type';
-  if (isUnsigned(v)) return 'uint';
-  if (isMap(v)) return 'map';
-  const tag = tagOf(v);
-  if (tag === 'optional') return 'optional_type';
-  return typeof tag === 'string' ? tag : ((v as object)?.constructor?.name ?? typeof v);
-}
-
 const STRING_CLAUSE_TYPES =
   'strings, bools, bytes, ints, doubles, maps, lists, types, durations, and timestamps';
 
@@ -155,8 +120,10 @@ function stringClause(v: unknown): string {
   if (isDuration(v)) return durationText(v);
   const type = typeValueName(v);
   if (type !== undefined) return type;
-  if (isMap(v)) return mapLiteral(v);
-  throw new FormatError(`string clause can only be used on ${STRING_CLAUSE_TYPES}, was given ${typeName(v)}`);
+  if (isCelMap(v)) return mapLiteral(v);
+  throw new FormatError(
+    `string clause can only be used on ${STRING_CLAUSE_TYPES}, was given ${celTypeName(v)}`,
+  );
 }
 
 /** A list element or map value: formatted by its type, then quoted as a CEL literal. */
@@ -177,7 +144,7 @@ function mapLiteral(m: Map<unknown, unknown> | Record<string, unknown>): string 
     if (typeof k === 'string') key = goQuote(Buffer.from(k, 'utf8'));
     else if (typeof k === 'boolean' || typeof k === 'bigint') key = String(k);
     else if (isUnsigned(k)) key = k.value.toString();
-    else throw new FormatError(`no formatting function for map key of type ${typeName(k)}`);
+    else throw new FormatError(`no formatting function for map key of type ${celTypeName(k)}`);
     return [key, literal(v)] as const;
   });
   // Go sorts the written keys as byte strings; Buffer.compare orders UTF-8 the same way.
@@ -188,14 +155,14 @@ function mapLiteral(m: Map<unknown, unknown> | Record<string, unknown>): string 
 function decimalClause(v: unknown): string {
   if (typeof v === 'bigint') return v.toString();
   if (isUnsigned(v)) return v.value.toString();
-  throw new FormatError(`decimal clause can only be used on integers, was given ${typeName(v)}`);
+  throw new FormatError(`decimal clause can only be used on integers, was given ${celTypeName(v)}`);
 }
 
 /** A double, or one of the strings "NaN", "Infinity", "-Infinity" (which cel-go converts). */
 function doubleArg(v: unknown, clause: string): number {
   if (typeof v === 'number') return v;
   if (v === 'NaN' || v === 'Infinity' || v === '-Infinity') return Number(v);
-  throw new FormatError(`${clause} clause can only be used on doubles, was given ${typeName(v)}`);
+  throw new FormatError(`${clause} clause can only be used on doubles, was given ${celTypeName(v)}`);
 }
 
 function fixedClause(v: unknown, precision: number): string {
@@ -226,12 +193,12 @@ const nonFinite = (x: number) => (Number.isNaN(x) ? 'NaN' : x > 0 ? 'âˆž' : '-âˆ
 function binaryClause(v: unknown): string {
   if (typeof v === 'boolean') return v ? '1' : '0';
   if (typeof v === 'bigint' || isUnsigned(v)) return radix(v, 2);
-  throw new FormatError(`only integers and bools can be formatted as binary, was given ${typeName(v)}`);
+  throw new FormatError(`only integers and bools can be formatted as binary, was given ${celTypeName(v)}`);
 }
 
 function octalClause(v: unknown): string {
   if (typeof v === 'bigint' || isUnsigned(v)) return radix(v, 8);
-  throw new FormatError(`octal clause can only be used on integers, was given ${typeName(v)}`);
+  throw new FormatError(`octal clause can only be used on integers, was given ${celTypeName(v)}`);
 }
 
 function hexClause(v: unknown, upper: boolean): string {
@@ -241,13 +208,13 @@ function hexClause(v: unknown, upper: boolean): string {
   else if (typeof v === 'bigint' || isUnsigned(v)) s = radix(v, 16);
   else
     throw new FormatError(
-      `only integers, byte buffers, and strings can be formatted as hex, was given ${typeName(v)}`,
+      `only integers, byte buffers, and strings can be formatted as hex, was given ${celTypeName(v)}`,
     );
   return upper ? s.toUpperCase() : s;
 }
 
 /** Go's %b/%o/%x of an integer: a minus sign, then the magnitude. */
-function radix(v: bigint | UnsignedLike, base: number): string {
+function radix(v: bigint | UnsignedInt, base: number): string {
   const n = typeof v === 'bigint' ? v : v.value;
   return n < 0n ? `-${(-n).toString(base)}` : n.toString(base);
 }

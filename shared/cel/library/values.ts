@@ -1,6 +1,43 @@
-// Equality and ordering of CEL values as the libraries and Kubernetes' object
-// types need them (deep equality of objects, maps and lists; numeric order
-// across int, uint and double).
+// CEL values as the engine represents them: which CEL type a value is, and
+// equality and ordering as the libraries and Kubernetes' object types need them
+// (deep equality of objects, maps and lists; numeric order across int, uint and double).
+import { Optional } from '@marcbachmann/cel-js';
+import { Duration, UnsignedInt } from '@marcbachmann/cel-js/evaluator';
+
+export const isUnsigned = (v: unknown): v is UnsignedInt => v instanceof UnsignedInt;
+export const isDuration = (v: unknown): v is Duration => v instanceof Duration;
+
+/** The name a type value (`type(x)`) stands for; undefined for other values. Its class, tagged
+ * "Type<name>", is the one the engine does not export. */
+export function typeValueName(v: unknown): string | undefined {
+  if (typeof v !== 'object' || v === null) return undefined;
+  const tag = (v as { [Symbol.toStringTag]?: unknown })[Symbol.toStringTag];
+  return typeof tag === 'string' && tag.startsWith('Type<') ? (v as { name: string }).name : undefined;
+}
+
+/** A CEL map: a Map, or a plain object (map literals and JSON objects). */
+export const isCelMap = (v: unknown): v is Map<unknown, unknown> | Record<string, unknown> =>
+  v instanceof Map || (typeof v === 'object' && v !== null && Object.getPrototypeOf(v) === Object.prototype);
+
+/** A value's CEL type as cel-go names it in errors ("null_type", "google.protobuf.Duration", ...). */
+export function celTypeName(v: unknown): string {
+  if (v === null) return 'null_type';
+  if (typeof v === 'bigint') return 'int';
+  if (typeof v === 'number') return 'double';
+  if (typeof v === 'string') return 'string';
+  if (typeof v === 'boolean') return 'bool';
+  if (v instanceof Uint8Array) return 'bytes';
+  if (Array.isArray(v)) return 'list';
+  if (v instanceof Date) return 'google.protobuf.Timestamp';
+  if (isDuration(v)) return 'google.protobuf.Duration';
+  if (isUnsigned(v)) return 'uint';
+  if (v instanceof Optional) return 'optional_type';
+  if (typeValueName(v) !== undefined) return 'type';
+  if (isCelMap(v)) return 'map';
+  const tag = (v as { [Symbol.toStringTag]?: unknown })?.[Symbol.toStringTag];
+  return typeof tag === 'string' ? tag : ((v as object)?.constructor?.name ?? typeof v);
+}
+
 const isMapLike = (v: unknown): v is Map<unknown, unknown> => v instanceof Map;
 const isPlain = (v: unknown): v is Record<string, unknown> =>
   v !== null &&
