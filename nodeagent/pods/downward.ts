@@ -4,6 +4,7 @@
 // (limits default to the node's allocatable, as kubelet's
 // defaultPodLimitsForDownwardAPI does).
 import { milliValue, parseQuantity, type Quantity } from '../../shared/api/validation/quantity';
+import { goQuote } from '../../shared/codec/go-strconv';
 
 /** What the pod's own object does not hold: its addresses and the node's allocatable. */
 export interface DownwardContext {
@@ -11,22 +12,6 @@ export interface DownwardContext {
   hostIPs: string[];
   /** The node's allocatable (cpu, memory, ephemeral-storage), the default of unset limits. */
   allocatable: Record<string, string>;
-}
-
-/** Go's %q of a string (what kubelet's formatMap writes for label and annotation values). */
-export function goQuote(s: string): string {
-  let out = '"';
-  for (const ch of s) {
-    const cp = ch.codePointAt(0)!;
-    if (ch === '"') out += '\\"';
-    else if (ch === '\\') out += '\\\\';
-    else if (ch === '\n') out += '\\n';
-    else if (ch === '\t') out += '\\t';
-    else if (ch === '\r') out += '\\r';
-    else if (cp < 0x20 || cp === 0x7f) out += `\\x${cp.toString(16).padStart(2, '0')}`;
-    else out += ch;
-  }
-  return `${out}"`;
 }
 
 /** kubelet's formatMap: key="value" lines sorted by key. */

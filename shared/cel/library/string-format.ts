@@ -10,6 +10,7 @@
 // Rounding is to nearest, ties to even, on the double's exact value, as Go's strconv.
 import type { Environment } from '@marcbachmann/cel-js';
 import type { UnsignedInt } from '@marcbachmann/cel-js/evaluator';
+import { goQuote } from '../../codec/go-strconv';
 import { durationText, goShortest, timestampText } from './conversions';
 import { celTypeName, isCelMap, isDuration, isUnsigned, typeValueName } from './values';
 
@@ -128,7 +129,7 @@ function stringClause(v: unknown): string {
 
 /** A list element or map value: formatted by its type, then quoted as a CEL literal. */
 function literal(v: unknown): string {
-  if (typeof v === 'string') return goQuote(Buffer.from(v, 'utf8'));
+  if (typeof v === 'string') return goQuote(v);
   if (v instanceof Uint8Array) return `b${goQuote(v)}`;
   if (typeof v === 'number')
     return Number.isFinite(v) ? fixedDigits(v, 6) : `"${Number.isNaN(v) ? 'NaN' : v > 0 ? '+Inf' : '-Inf'}"`;
@@ -141,7 +142,7 @@ function mapLiteral(m: Map<unknown, unknown> | Record<string, unknown>): string 
   const entries = m instanceof Map ? [...m] : Object.entries(m);
   const pairs = entries.map(([k, v]) => {
     let key: string;
-    if (typeof k === 'string') key = goQuote(Buffer.from(k, 'utf8'));
+    if (typeof k === 'string') key = goQuote(k);
     else if (typeof k === 'boolean' || typeof k === 'bigint') key = String(k);
     else if (isUnsigned(k)) key = k.value.toString();
     else throw new FormatError(`no formatting function for map key of type ${celTypeName(k)}`);
@@ -273,62 +274,4 @@ function significant(x: number, n: number): { digits: string; exp: number } {
     q = q.slice(0, n);
   }
   return { digits: q, exp };
-}
-
-/** Go's %q: printable runes as they are, the rest escaped; invalid UTF-8 as \x bytes. */
-export function goQuote(bytes: Uint8Array): string {
-  let out = '"';
-  let i = 0;
-  while (i < bytes.length) {
-    const { cp, size } = decodeRune(bytes, i);
-    if (cp < 0) {
-      out += `\\x${bytes[i].toString(16).padStart(2, '0')}`;
-      i++;
-      continue;
-    }
-    i += size;
-    out += quoteRune(cp);
-  }
-  return out + '"';
-}
-
-const NAMED_ESCAPES: Record<number, string> = {
-  7: '\\a',
-  8: '\\b',
-  12: '\\f',
-  10: '\\n',
-  13: '\\r',
-  9: '\\t',
-  11: '\\v',
-  0x5c: '\\\\',
-  0x22: '\\"',
-};
-
-/** Go's unicode.IsPrint: letters, marks, numbers, punctuation, symbols and the ASCII space. */
-const PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
-
-function quoteRune(cp: number): string {
-  const named = NAMED_ESCAPES[cp];
-  if (named) return named;
-  const ch = String.fromCodePoint(cp);
-  if (PRINTABLE.test(ch)) return ch;
-  if (cp < 0x20 || cp === 0x7f) return `\\x${cp.toString(16).padStart(2, '0')}`;
-  return cp < 0x10000 ? `\\u${cp.toString(16).padStart(4, '0')}` : `\\U${cp.toString(16).padStart(8, '0')}`;
-}
-
-/** One UTF-8 sequence at i: its code point and length, or cp -1 when it is not valid UTF-8. */
-function decodeRune(b: Uint8Array, i: number): { cp: number; size: number } {
-  const c = b[i];
-  if (c < 0x80) return { cp: c, size: 1 };
-  const size = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c <= 0xdf ? 2 : 0;
-  if (size === 0 || i + size > b.length) return { cp: -1, size: 1 };
-  let cp = size === 2 ? c & 0x1f : size === 3 ? c & 0x0f : c & 0x07;
-  for (let k = 1; k < size; k++) {
-    const x = b[i + k];
-    if ((x & 0xc0) !== 0x80) return { cp: -1, size: 1 };
-    cp = (cp << 6) | (x & 0x3f);
-  }
-  const min = size === 2 ? 0x80 : size === 3 ? 0x800 : 0x10000;
-  if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return { cp: -1, size: 1 };
-  return { cp, size };
 }
