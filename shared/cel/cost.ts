@@ -54,8 +54,6 @@ export function maxSize(s: Schema | undefined): number {
   return 1;
 }
 
-/** Library namespaces: identifiers that stand for a set of functions, not a value. */
-const NAMESPACES = new Set(['sets', 'lists', 'strings', 'optional', 'format', 'cel']);
 const MACROS = new Set([
   'all',
   'exists',
@@ -262,8 +260,9 @@ function cost(n: ASTNode, scope: Scope): number {
         return cost(recv, scope) + size * (body + 1) + extensionCost(name, recv, args, scope);
       }
       let c = 1 + cost(recv, scope) + args.reduce((t, x) => t + cost(x, scope), 0);
-      // Namespaced functions (sets.contains) share names with string methods, not their cost.
-      if (STRING_SCANS.has(name) && !(recv.op === 'id' && NAMESPACES.has(recv.args as string)))
+      // Namespaced functions (sets.contains: the receiver is a library's namespace value, of a
+      // type named …Namespace) share names with string methods, not their cost.
+      if (STRING_SCANS.has(name) && !checkedTypeName(recv)?.endsWith('Namespace'))
         c += Math.ceil(0.1 * sizeOf(recv, scope));
       return c + extensionCost(name, recv, args, scope);
     }

@@ -4,7 +4,15 @@
 // optional filter.
 import type { Environment } from '@marcbachmann/cel-js';
 import { UnsignedInt } from '@marcbachmann/cel-js/evaluator';
-import type { Checker, CheckedType, Context, Evaluator, Node } from './macro-types';
+import {
+  boundName,
+  markSync,
+  type Checker,
+  type CheckedType,
+  type Context,
+  type Evaluator,
+  type Node,
+} from './macro';
 
 type Kind = 'all' | 'exists' | 'existsOne' | 'transformList' | 'transformMap' | 'transformMapEntry';
 
@@ -40,14 +48,8 @@ function macro(kind: Kind, filtered: boolean) {
     let keyType = 'dyn';
     return {
       typeCheck(checker: Checker, _m: unknown, ctx: Context): CheckedType {
-        for (const v of [first, second])
-          if (v.op !== 'id')
-            throw checker.createError(
-              'invalid_macro_argument',
-              `${desc} variable names must be simple identifiers`,
-              v,
-            );
-        if (first.args === second.args)
+        const [firstName, secondName] = [first, second].map((v) => boundName(checker, v, desc));
+        if (firstName === secondName)
           throw checker.createError('invalid_macro_argument', `${desc} variable names must differ`, second);
         const rt = checker.check(receiver, ctx);
         const dyn = checker.getType('dyn');
@@ -68,8 +70,8 @@ function macro(kind: Kind, filtered: boolean) {
             receiver,
           );
         keyType = String(kt.name ?? kt.kind);
-        firstCtx = ctx.forkWithVariable(first.args as string, kt);
-        secondCtx = firstCtx.forkWithVariable(second.args as string, vt);
+        firstCtx = ctx.forkWithVariable(firstName, kt);
+        secondCtx = firstCtx.forkWithVariable(secondName, vt);
         const mustBeBool = (n: Node, what: string) => {
           const t = checker.check(n, secondCtx!);
           if (t.kind !== 'dyn' && t.name !== 'bool')
@@ -90,7 +92,7 @@ function macro(kind: Kind, filtered: boolean) {
             );
           result = checker.getType(kind === 'transformList' ? 'list' : 'map');
         }
-        if (![receiver, ...args].some((n) => n.maybeAsync)) ast.setMeta('async', false);
+        markSync(ast, [receiver, ...args]);
         return result;
       },
       evaluate(ev: Evaluator, _m: unknown, ctx: Context): unknown {

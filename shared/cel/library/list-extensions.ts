@@ -3,7 +3,15 @@
 // (Kubernetes' own list library, isSorted/sum/min/max/indexOf, is lists.ts.)
 import type { Environment } from '@marcbachmann/cel-js';
 import { celCompare, celEquals, celTypeName } from './values';
-import type { Checker, CheckedType, Context, Evaluator, Node } from './macro-types';
+import {
+  boundName,
+  markSync,
+  type Checker,
+  type CheckedType,
+  type Context,
+  type Evaluator,
+  type Node,
+} from './macro';
 
 /** `lists` as a namespace value, as `format` is one in format.ts. */
 class ListsNamespace {}
@@ -80,12 +88,7 @@ function sortByMacro({ ast, args, receiver }: { ast: Node; args: Node[]; receive
   return {
     typeCheck(checker: Checker, _m: unknown, ctx: Context): CheckedType {
       const [variable, key] = args;
-      if (variable.op !== 'id')
-        throw checker.createError(
-          'invalid_macro_argument',
-          'sortBy() variable name must be a simple identifier',
-          variable,
-        );
+      const name = boundName(checker, variable, 'sortBy()');
       const lt = checker.check(receiver, ctx);
       if (lt.kind !== 'list' && lt.kind !== 'dyn')
         throw checker.createError(
@@ -94,9 +97,9 @@ function sortByMacro({ ast, args, receiver }: { ast: Node; args: Node[]; receive
           receiver,
         );
       const elem = lt.kind === 'list' && lt.valueType ? lt.valueType : checker.getType('dyn');
-      bodyCtx = ctx.forkWithVariable(variable.args as string, elem);
+      bodyCtx = ctx.forkWithVariable(name, elem);
       checker.check(key, bodyCtx);
-      if (!receiver.maybeAsync && !key.maybeAsync) ast.setMeta('async', false);
+      markSync(ast, [receiver, key]);
       return lt.kind === 'list' ? lt : checker.getType('list');
     },
     evaluate(ev: Evaluator, _m: unknown, ctx: Context): unknown {

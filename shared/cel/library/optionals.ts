@@ -4,7 +4,15 @@
 import type { Environment } from '@marcbachmann/cel-js';
 import { Optional } from '@marcbachmann/cel-js';
 import { isDuration, isUnsigned } from './values';
-import type { Checker, CheckedType, Context, Evaluator, Node } from './macro-types';
+import {
+  boundName,
+  markSync,
+  type Checker,
+  type CheckedType,
+  type Context,
+  type Evaluator,
+  type Node,
+} from './macro';
 
 interface OptMacro {
   ast: Node;
@@ -34,12 +42,7 @@ function optMacro(name: 'optMap' | 'optFlatMap') {
     variable: args[0],
     body: args[1],
     typeCheck(checker: Checker, m: OptMacro, ctx: Context): CheckedType {
-      if (m.variable.op !== 'id')
-        throw checker.createError(
-          'invalid_macro_argument',
-          `${name}() variable name must be a simple identifier`,
-          m.variable,
-        );
+      const variable = boundName(checker, m.variable, `${name}()`);
       const rt = checker.check(m.receiver, ctx);
       if (rt.kind !== 'optional' && rt.kind !== 'dyn')
         throw checker.createError(
@@ -48,9 +51,9 @@ function optMacro(name: 'optMap' | 'optFlatMap') {
           m.receiver,
         );
       const valueType = rt.kind === 'optional' && rt.valueType ? rt.valueType : checker.getType('dyn');
-      m.bodyCtx = ctx.forkWithVariable(m.variable.args as string, valueType);
+      m.bodyCtx = ctx.forkWithVariable(variable, valueType);
       const bt = checker.check(m.body, m.bodyCtx);
-      if (!m.receiver.maybeAsync && !m.body.maybeAsync) m.ast.setMeta('async', false);
+      markSync(m.ast, [m.receiver, m.body]);
       if (!flat) return checker.registry.getOptionalType(bt);
       if (bt.kind === 'optional') return bt;
       if (bt.kind === 'dyn') return checker.getType('optional');

@@ -55,7 +55,7 @@ export function quote(s: string): string {
 class StringsNamespace {}
 
 export function registerStrings(env: Environment): void {
-  const NS = 'kubernetes.StringsNamespace';
+  const NS = 'ext.StringsNamespace';
   env.registerType(NS, StringsNamespace);
   env.registerConstant('strings', NS, new StringsNamespace());
   env.registerFunction(`${NS}.quote(string): string`, (_ns: unknown, s: string) => quote(s));
