@@ -152,8 +152,7 @@ function reduce(
     const entry = run(body, k, v);
     const pairs = entry instanceof Map ? [...entry] : Object.entries(entry as object);
     for (const [ek, evalue] of pairs) {
-      if ([...out.keys()].some((x) => x === ek))
-        throw new Error(`insert failed: key ${String(ek)} already exists`);
+      if (out.has(ek)) throw new Error(`insert failed: key ${String(ek)} already exists`);
       out.set(ek, evalue);
     }
   }
