@@ -9,7 +9,7 @@ class SetsNamespace {}
 const has = (list: unknown[], v: unknown) => list.some((x) => celEquals(x, v));
 
 /** Whether every element of `sub` is in `list` (an empty `sub` always is). */
-export const setsContains = (list: unknown[], sub: unknown[]): boolean => sub.every((v) => has(list, v));
+const setsContains = (list: unknown[], sub: unknown[]): boolean => sub.every((v) => has(list, v));
 
 export function registerSets(env: Environment): void {
   const NS = 'ext.SetsNamespace';

@@ -23,7 +23,7 @@ export function registerStringFormat(env: Environment): void {
 }
 
 /** cel-go's parseFormatString: "%%" is a percent sign, each other clause takes the next argument. */
-export function formatString(template: string, args: readonly unknown[]): string {
+function formatString(template: string, args: readonly unknown[]): string {
   let out = '';
   let next = 0;
   for (let i = 0; i < template.length; i++) {

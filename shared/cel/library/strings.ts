@@ -40,7 +40,7 @@ const QUOTE_ESCAPES: Record<string, string> = {
 };
 
 /** strings.quote: the string in double quotes, its escapes written out; other characters as they are. */
-export function quote(s: string): string {
+function quote(s: string): string {
   // A lone surrogate is not a rune: cel-go writes U+FFFD for an invalid one.
   const runes = s.replace(
     /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g,
