@@ -226,7 +226,10 @@ export class PolicySource {
     nsLabels: Record<string, string> | null,
   ): boolean {
     if (!m) return true;
-    if (!(m.resourceRules ?? []).some((r: any) => ruleMatches(r, a, a.version, namespaced) && names(r, a)))
+    const rules: any[] = m.resourceRules ?? [];
+    // No resourceRules (a binding's matchResources that only selects namespaces or objects):
+    // every resource the policy's matchConstraints let through.
+    if (rules.length && !rules.some((r) => ruleMatches(r, a, a.version, namespaced) && names(r, a)))
       return false;
     if (
       (m.excludeResourceRules ?? []).some((r: any) => ruleMatches(r, a, a.version, namespaced) && names(r, a))

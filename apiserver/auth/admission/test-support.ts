@@ -72,3 +72,21 @@ export async function localHTTPS(
       }),
   };
 }
+
+/**
+ * Waits until a list from the watch cache (resourceVersion=0, where admission reads its
+ * configuration) holds the named object, or no longer holds it when `present` is false.
+ */
+export async function untilCached(
+  api: ReturnType<typeof testRequester>,
+  listPath: string,
+  name: string,
+  present = true,
+): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    const l = await api('GET', `${listPath}?resourceVersion=0`);
+    if (l.json.items.some((o: any) => o.metadata.name === name) === present) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`${listPath}: the watch cache never ${present ? 'listed' : 'dropped'} ${name}`);
+}
