@@ -314,7 +314,11 @@ export class PolicySource {
     for (const binding of sorted) {
       const policy = await this.policies.get('', binding.spec?.policyName ?? '');
       if (!policy) continue;
-      if (!this.matches(policy.spec?.matchConstraints, a, namespaced, nsLabels)) continue;
+      // A policy matches only by its resource rules (required when it is written; one stored
+      // without them matches nothing, not everything).
+      const constraints = policy.spec?.matchConstraints;
+      if (!constraints?.resourceRules?.length || !this.matches(constraints, a, namespaced, nsLabels))
+        continue;
       if (binding.spec?.matchResources && !this.matches(binding.spec.matchResources, a, namespaced, nsLabels))
         continue;
       out.push({ policy, binding, params: await this.params(policy, binding, a) });

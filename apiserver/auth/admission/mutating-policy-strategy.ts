@@ -15,7 +15,7 @@ import {
 import type { ResourceBehaviour } from '../../registry/registry';
 import { GROUP } from './admission-policy';
 import { compileMutation, type Mutation } from './mutating-policy-compile';
-import { expressionErrors } from './validating-policy-strategy';
+import { expressionErrors, matchConstraintsErrors } from './validating-policy-strategy';
 
 const PATCH_TYPES = ['ApplyConfiguration', 'JSONPatch'];
 
@@ -46,13 +46,11 @@ function mutationErrors(m: any, path: string): FieldError[] {
 
 const OPERATIONS = ['*', 'CONNECT', 'CREATE', 'UPDATE'];
 
-/** matchConstraints is required, with resource rules (they give the policy its types); DELETE may not be matched. */
-function matchConstraintsErrors(m: any): FieldError[] {
-  if (!m) return [required('spec.matchConstraints', '')];
-  const rules = Array.isArray(m.resourceRules) ? m.resourceRules : [];
-  if (!rules.length) return [required('spec.matchConstraints.resourceRules', '')];
-  const errs: FieldError[] = [];
-  rules.forEach((r: any, i: number) =>
+/** matchConstraints as any policy's, but DELETE may not be matched. */
+function mutatingMatchErrors(m: any): FieldError[] {
+  const errs = matchConstraintsErrors(m);
+  if (errs.length) return errs;
+  m.resourceRules.forEach((r: any, i: number) =>
     (Array.isArray(r?.operations) ? r.operations : []).forEach((op: unknown, j: number) => {
       if (typeof op !== 'string' || !OPERATIONS.includes(op))
         errs.push(notSupported(`spec.matchConstraints.resourceRules[${i}].operations[${j}]`, op, OPERATIONS));
@@ -71,7 +69,7 @@ export function mutatingPolicyErrors(policy: any): FieldError[] {
     errs.push(required('spec.reinvocationPolicy', ''));
   else if (!['Never', 'IfNeeded'].includes(spec.reinvocationPolicy))
     errs.push(notSupported('spec.reinvocationPolicy', spec.reinvocationPolicy, ['IfNeeded', 'Never']));
-  errs.push(...matchConstraintsErrors(spec.matchConstraints));
+  errs.push(...mutatingMatchErrors(spec.matchConstraints));
   const mutations = Array.isArray(spec.mutations) ? spec.mutations : [];
   if (!mutations.length) errs.push(required('spec.mutations', 'mutations must contain at least one item'));
   mutations.forEach((m: any, i: number) => errs.push(...mutationErrors(m, `spec.mutations[${i}]`)));

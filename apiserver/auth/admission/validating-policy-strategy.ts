@@ -1,7 +1,8 @@
-// The registry side of ValidatingAdmissionPolicy: its expressions are compiled
-// when the policy is written, and refused with Kubernetes' field errors
-// ("spec.validations[0].expression: Invalid value: ...: compilation failed: ...").
-import type { FieldError } from '../../../shared/api/field-errors';
+// The registry side of ValidatingAdmissionPolicy: matchConstraints with resource
+// rules and at least one validation or audit annotation are required, and the
+// expressions are compiled when the policy is written, refused with Kubernetes'
+// field errors ("spec.validations[0].expression: Invalid value: ...: compilation failed: ...").
+import { required, type FieldError } from '../../../shared/api/field-errors';
 import { CelCompileError, compile } from '../../../shared/cel/engine';
 import type { ResourceBehaviour } from '../../registry/registry';
 import { GROUP, policyEnvironment } from './admission-policy';
@@ -38,10 +39,27 @@ export function expressionErrors(list: unknown, field: string, key: string, want
   return errs;
 }
 
-/** The CEL of a ValidatingAdmissionPolicy compiled when it is written, with Kubernetes' field errors. */
-export function policyExpressionErrors(policy: any): FieldError[] {
+/**
+ * A policy's matchConstraints (either kind of policy) are required, with resource rules:
+ * they give the policy its types, and a policy without them would match every request.
+ */
+export function matchConstraintsErrors(m: any): FieldError[] {
+  if (!m) return [required('spec.matchConstraints', '')];
+  const rules = Array.isArray(m.resourceRules) ? m.resourceRules : [];
+  return rules.length ? [] : [required('spec.matchConstraints.resourceRules', '')];
+}
+
+const NOTHING_TO_CHECK = 'validations or auditAnnotations must contain at least one item';
+
+/** A ValidatingAdmissionPolicy as Kubernetes validates it, its CEL compiled, with Kubernetes' field errors. */
+export function policyErrors(policy: any): FieldError[] {
   const spec = policy?.spec ?? {};
+  const empty = (l: unknown) => !Array.isArray(l) || !l.length;
   return [
+    ...matchConstraintsErrors(spec.matchConstraints),
+    ...(empty(spec.validations) && empty(spec.auditAnnotations)
+      ? [required('spec.validations', NOTHING_TO_CHECK), required('spec.auditAnnotations', NOTHING_TO_CHECK)]
+      : []),
     ...expressionErrors(spec.validations, 'validations', 'expression', true),
     ...expressionErrors(spec.validations, 'validations', 'messageExpression', false),
     ...expressionErrors(spec.matchConditions, 'matchConditions', 'expression', true),
@@ -50,12 +68,12 @@ export function policyExpressionErrors(policy: any): FieldError[] {
   ];
 }
 
-/** Registry behaviour of validatingadmissionpolicies: their expressions must compile. */
+/** Registry behaviour of validatingadmissionpolicies: validated, their expressions must compile. */
 export const policyBehaviours: Record<string, ResourceBehaviour> = {
   [`${GROUP}/validatingadmissionpolicies`]: {
     strategy: {
-      validate: (obj) => policyExpressionErrors(obj),
-      validateUpdate: (obj) => policyExpressionErrors(obj),
+      validate: (obj) => policyErrors(obj),
+      validateUpdate: (obj) => policyErrors(obj),
     },
   },
 };

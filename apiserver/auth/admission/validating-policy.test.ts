@@ -199,6 +199,31 @@ describe('ValidatingAdmissionPolicy', function () {
       causes.join('\n'),
     );
   });
+
+  it('refuses a policy without matchConstraints resource rules, or with nothing to check', async () => {
+    const refused = async (name: string, spec: any) => {
+      const r = await api('POST', `${ADM}/validatingadmissionpolicies`, {
+        body: { ...POLICY, metadata: { name }, spec },
+      });
+      assert.equal(r.status, 422, JSON.stringify(r.json));
+      assert.equal(r.json.reason, 'Invalid');
+      return r.json.message;
+    };
+    const validations = [{ expression: 'false' }];
+    assert.equal(
+      await refused('no-match', { validations }),
+      'ValidatingAdmissionPolicy.admissionregistration.k8s.io "no-match" is invalid: spec.matchConstraints: Required value',
+    );
+    assert.equal(
+      await refused('no-rules', { matchConstraints: { namespaceSelector: {} }, validations }),
+      'ValidatingAdmissionPolicy.admissionregistration.k8s.io "no-rules" is invalid: spec.matchConstraints.resourceRules: Required value',
+    );
+    const none = 'Required value: validations or auditAnnotations must contain at least one item';
+    assert.equal(
+      await refused('no-checks', { matchConstraints: POLICY.spec.matchConstraints }),
+      `ValidatingAdmissionPolicy.admissionregistration.k8s.io "no-checks" is invalid: [spec.validations: ${none}, spec.auditAnnotations: ${none}]`,
+    );
+  });
 });
 
 describe('ValidatingAdmissionPolicy audit', function () {
