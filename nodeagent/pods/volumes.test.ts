@@ -200,7 +200,7 @@ describe('nodeagent/pods: volumes', () => {
           [],
           0,
         ),
-      /must not escape/,
+      /unable to provision SubPath `\.\.\/\.\.\/etc`: must not contain '\.\.'/,
     );
 
     await volumes.tearDown(pod.metadata.uid);
