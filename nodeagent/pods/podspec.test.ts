@@ -407,6 +407,27 @@ describe('nodeagent/pods: pod spec with a runtime that runs processes', function
     void p;
   });
 
+  it('fails a running pod whose activeDeadlineSeconds an update lowered, in the API too', async () => {
+    await create('deadline', { containers: [{ name: 'c', image: 'busybox:1.36' }] });
+    await waitUntil('running', () => cstatus('deadline')?.state?.running);
+    const updated = await client
+      .resource('pods')
+      .namespace(ns)
+      .patch('deadline', { spec: { activeDeadlineSeconds: 1 } }, 'strategic');
+    mgr.apiPodUpdated(updated);
+    await waitUntil('stopped', () => cstatus('deadline')?.state?.terminated);
+    assert.equal(statusOf('deadline').phase, 'Failed');
+    let inAPI: any;
+    for (let i = 0; i < 100; i++) {
+      inAPI = await client.resource('pods').namespace(ns).get('deadline');
+      if (inAPI.status?.containerStatuses?.[0]?.state?.terminated) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.equal(inAPI.status.phase, 'Failed');
+    assert.equal(inAPI.status.reason, 'DeadlineExceeded');
+    assert.equal(inAPI.status.message, 'Pod was active on the node longer than the specified deadline');
+  });
+
   it('reports the termination message file, or the log tail with FallbackToLogsOnError', async () => {
     const p = await create(
       'msg',
