@@ -4,7 +4,9 @@
 // sandbox; Jobs that fail with their container's exit code or complete; a
 // memory limit that OOM-kills; liveness and readiness probes (restarts, the
 // Ready condition, Service endpoints); env and volumes from ConfigMaps and
-// Secrets; a projected service account token that authenticates.
+// Secrets; the end of a log without a newline (termination message, kubectl
+// logs); a subPathExpr that expands to an absolute path; a projected service
+// account token that authenticates.
 import assert from 'node:assert/strict';
 import { Agent, request } from 'undici';
 import { CriClient } from '../shared/cri/client';
@@ -310,6 +312,66 @@ describe('pods on containerd: a local cluster running real containers', function
     const out = await ok(['logs', 'env']);
     assert.match(out, /^color=blue pw=s3cret$/m);
     assert.match(out, /^x=1$/m);
+  });
+
+  it('reports the end of the log as termination message and log without adding a newline', async () => {
+    // printf leaves a partial last line (tag P in the CRI log): kubelet and kubectl logs add nothing to it.
+    await apply({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'partial' },
+      spec: {
+        restartPolicy: 'Never',
+        containers: [
+          bb('c', 'echo first; printf DONE; exit 1', { terminationMessagePolicy: 'FallbackToLogsOnError' }),
+        ],
+      },
+    });
+    const pod = await waitUntil(
+      async () => {
+        const p = await getPod('partial');
+        return p.status?.phase === 'Failed' && p;
+      },
+      60_000,
+      'pod partial Failed',
+    );
+    assert.equal(pod.status.containerStatuses[0].state.terminated.message, 'first\nDONE');
+    assert.equal(await ok(['logs', 'partial']), 'first\nDONE');
+  });
+
+  it('fails a container whose subPathExpr expands to an absolute path with CreateContainerConfigError', async () => {
+    await apply({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'abs-subpath' },
+      spec: {
+        restartPolicy: 'Never',
+        containers: [
+          bb('c', 'echo started', {
+            env: [{ name: 'POD_NAME', value: '/tmp' }],
+            volumeMounts: [{ name: 'work', mountPath: '/work', subPathExpr: '$(POD_NAME)' }],
+          }),
+        ],
+        volumes: [{ name: 'work', emptyDir: {} }],
+      },
+    });
+    const waiting = await waitUntil(
+      async () => {
+        const w = (await getPod('abs-subpath')).status?.containerStatuses?.[0]?.state?.waiting;
+        return w?.reason === 'CreateContainerConfigError' && w;
+      },
+      60_000,
+      'abs-subpath CreateContainerConfigError',
+    );
+    assert.equal(waiting.message, 'error SubPath `/tmp` must not be an absolute path');
+    const events = await json('get', 'events', '--field-selector', 'involvedObject.name=abs-subpath');
+    assert.ok(
+      events.items.some(
+        (e: any) =>
+          e.reason === 'Failed' && e.message === 'Error: error SubPath `/tmp` must not be an absolute path',
+      ),
+      JSON.stringify(events.items.map((e: any) => e.message)),
+    );
   });
 
   it('mounts a projected service account token that authenticates to the apiserver', async () => {

@@ -4,11 +4,11 @@
 // container's resolved environment and bind mounts, its termination message
 // read after it exited, and the lifecycle hooks. One place for the pod-spec
 // machinery the pod workers call.
-import { readFileSync } from 'node:fs';
 import type { Clock, Timer } from '../../shared/client/clock';
 import type { DownwardContext } from './downward';
 import { resolveEnv } from './env';
 import { runLifecycleHandler } from './hooks';
+import { readLogTail } from './logs';
 import type { PodEvents } from './pod-events';
 import type { PodObjects } from './pod-objects';
 import { registryAuths } from './pull-secrets';
@@ -32,17 +32,6 @@ export interface ContainerSetupDeps {
   nodeIPs(): string[];
   /** The node's allocatable (defaults of unset limits in the downward API). */
   allocatable(): Record<string, string>;
-}
-
-/** The message part of CRI log lines ("<time> <stream> <P|F> <message>"), partial lines joined. */
-function criLogText(raw: string): string {
-  let out = '';
-  for (const line of raw.split('\n')) {
-    const m = /^\S+ (?:stdout|stderr) ([PF]) (.*)$/.exec(line);
-    if (!m) continue;
-    out += m[2] + (m[1] === 'F' ? '\n' : '');
-  }
-  return out;
 }
 
 export class ContainerSetup {
@@ -125,12 +114,7 @@ export class ContainerSetup {
     let msg = this.d.volumes.terminationMessage(rec.uid, c.name, r.attempt) ?? '';
     if (!msg && c.terminationMessagePolicy === 'FallbackToLogsOnError' && (r.exitCode ?? 0) !== 0) {
       try {
-        const lines = criLogText(readFileSync(r.logPath, 'utf8')).split('\n');
-        if (lines[lines.length - 1] === '') lines.pop();
-        let tail = lines.slice(-LOG_TAIL_LINES).join('\n') + (lines.length ? '\n' : '');
-        const b = Buffer.from(tail, 'utf8');
-        if (b.length > LOG_TAIL_BYTES) tail = b.subarray(b.length - LOG_TAIL_BYTES).toString('utf8');
-        msg = tail;
+        msg = readLogTail(r.logPath, LOG_TAIL_LINES, LOG_TAIL_BYTES);
       } catch {
         // no log
       }

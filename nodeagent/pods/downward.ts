@@ -3,7 +3,12 @@
 // fieldPath, a container's resource limit or request in units of a divisor
 // (limits default to the node's allocatable, as kubelet's
 // defaultPodLimitsForDownwardAPI does).
-import { milliValue, parseQuantity, type Quantity } from '../../shared/api/validation/quantity';
+import {
+  isZeroQuantity,
+  milliValue,
+  parseQuantity,
+  type Quantity,
+} from '../../shared/api/validation/quantity';
 import { goQuote } from '../../shared/codec/go-strconv';
 
 /** What the pod's own object does not hold: its addresses and the node's allocatable. */
@@ -87,10 +92,12 @@ export function containerResourceValue(
     throw new Error(`unsupported container resource : ${resource}`);
   const res = container.resources ?? {};
   let q = quantity(res[kind]?.[name]);
-  // Unset limits default to the node's allocatable.
-  if (!q && kind === 'limits') q = quantity(ctx.allocatable[name]);
+  // Unset (or zero) limits default to the node's allocatable (MergeContainerResourceLimits).
+  if ((!q || isZeroQuantity(q)) && kind === 'limits') q = quantity(ctx.allocatable[name]) ?? q;
   q ??= parseQuantity('0');
-  const div = quantity(divisor) ?? parseQuantity('1');
+  // A zero divisor is the unset one (Go clients send their zero Quantity as "0"): it means 1.
+  let div = quantity(divisor);
+  if (!div || isZeroQuantity(div)) div = parseQuantity('1');
   if (name === 'cpu') {
     const dm = milliValue(div);
     if (dm === 0n) throw new Error('divisor must not be zero');

@@ -155,6 +155,9 @@ describe('nodeagent/pods: env', () => {
           { name: 'CPU_LIMIT', valueFrom: { resourceFieldRef: { resource: 'limits.cpu' } } },
           { name: 'CPU_REQ_M', valueFrom: { resourceFieldRef: { resource: 'requests.cpu', divisor: '1m' } } },
           { name: 'CPU_REQ', valueFrom: { resourceFieldRef: { resource: 'requests.cpu' } } },
+          // Go clients send an unset divisor as the zero Quantity "0": it counts as 1.
+          { name: 'MEM_DIV0', valueFrom: { resourceFieldRef: { resource: 'limits.memory', divisor: '0' } } },
+          { name: 'CPU_DIV0', valueFrom: { resourceFieldRef: { resource: 'requests.cpu', divisor: '0' } } },
         ],
       },
       inputs(),
@@ -182,6 +185,8 @@ describe('nodeagent/pods: env', () => {
     assert.equal(m.CPU_LIMIT, '4', 'no cpu limit: the node allocatable');
     assert.equal(m.CPU_REQ_M, '250');
     assert.equal(m.CPU_REQ, '1', 'rounded up to whole cores');
+    assert.equal(m.MEM_DIV0, String(256 * 1024 * 1024));
+    assert.equal(m.CPU_DIV0, '1');
     // The kubernetes service of the default namespace is always there.
     assert.match(m.KUBERNETES_SERVICE_HOST, /^\d+\.\d+\.\d+\.\d+$/);
     assert.equal(m.KUBERNETES_SERVICE_PORT, '443');

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -8,6 +8,7 @@ import {
   ContainerLogWriter,
   criTimestamp,
   readContainerLog,
+  readLogTail,
   rfc3339Nano,
   rotatedFiles,
   type LogOptions,
@@ -50,6 +51,19 @@ describe('nodeagent/pods: container logs', () => {
     assert.equal(await readAll(path, { since: Date.UTC(2025, 0, 1, 0, 0, 3) }), 'line 4\nline 5\n');
     assert.equal(await readAll(path, { limitBytes: 10 }), 'line 1\nlin');
     assert.equal(await readAll(join(dir, 'missing.log'), {}), '');
+  });
+
+  it('adds no newline after a partial (P) line, for the reader and the log tail', async () => {
+    // What containerd writes for `echo a; printf 'b'; printf 'c'` (the last output has no newline).
+    const path = join(dir, '0.log');
+    const ts = '2025-01-01T00:00:00.000000000Z';
+    writeFileSync(path, `${ts} stdout F a\n${ts} stdout P b\n${ts} stdout P c\n`);
+    assert.equal(await readAll(path, {}), 'a\nbc');
+    assert.equal(readLogTail(path, 80, 2048), 'a\nbc');
+    assert.equal(readLogTail(path, 2, 2048), 'bc', 'the last lines of the file');
+    assert.equal(readLogTail(path, 80, 2), 'bc', 'the last bytes');
+    writeFileSync(path, `${ts} stdout F a\n${ts} stderr F b\n`);
+    assert.equal(readLogTail(path, 80, 2048), 'a\nb\n', 'full lines keep their newline');
   });
 
   it('formats timestamps like Go (RFC3339Nano trims trailing zeros)', () => {

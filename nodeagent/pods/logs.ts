@@ -172,6 +172,25 @@ function formatEntries(lines: string[], o: LogOptions): string {
   return out;
 }
 
+/** The complete lines of a log file's text (a trailing unterminated one is still being written), the last tailLines when set. */
+function completeLines(text: string, tailLines?: number): { lines: string[]; carry: string } {
+  const i = text.lastIndexOf('\n');
+  const carry = text.slice(i + 1);
+  let lines = i < 0 ? [] : text.slice(0, i).split('\n');
+  if (tailLines !== undefined && tailLines >= 0) lines = tailLines === 0 ? [] : lines.slice(-tailLines);
+  return { lines, carry };
+}
+
+/**
+ * The end of a log as the client reads it: its last tailLines lines, at most maxBytes of their end
+ * (kubelet's readLastStringFromContainerLogs, the termination message of FallbackToLogsOnError).
+ */
+export function readLogTail(path: string, tailLines: number, maxBytes: number): string {
+  const { lines } = completeLines(readFileSync(path, 'utf8'), tailLines);
+  const out = Buffer.from(formatEntries(lines, {}), 'utf8');
+  return out.subarray(Math.max(0, out.length - maxBytes)).toString('utf8');
+}
+
 /** Writes bytes to the sink respecting limitBytes; returns false once the limit is reached. */
 class Limiter {
   private left: number;
@@ -222,18 +241,9 @@ export async function* readContainerLog(
   }
   let offset = Buffer.byteLength(text);
   let ino = inodeOf(path);
-  // A trailing line without newline is still being written.
-  let carry = '';
-  if (text && !text.endsWith('\n')) {
-    const i = text.lastIndexOf('\n');
-    carry = text.slice(i + 1);
-    text = text.slice(0, i + 1);
-  }
-  let lines = text.split('\n');
-  if (lines[lines.length - 1] === '') lines.pop();
-  if (o.tailLines !== undefined && o.tailLines >= 0)
-    lines = o.tailLines === 0 ? [] : lines.slice(-o.tailLines);
-  const first = formatEntries(lines, o);
+  const start = completeLines(text, o.tailLines);
+  let carry = start.carry;
+  const first = formatEntries(start.lines, o);
   if (first) {
     const { chunk, more } = limit.take(first);
     yield chunk;

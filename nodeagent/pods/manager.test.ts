@@ -176,6 +176,60 @@ describe('nodeagent/pods: pod workers (fake runtime)', () => {
     );
   });
 
+  it('fails a running pod once an activeDeadlineSeconds set by an update passes (DeadlineExceeded)', async () => {
+    const apiPod = (spec: any = {}) => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        name: 'deadline',
+        namespace: 'default',
+        uid: 'uid-deadline',
+        annotations: { 'tkube.io/fake-stop-seconds': '2' },
+      },
+      spec: {
+        nodeName: 'n1',
+        terminationGracePeriodSeconds: 5,
+        containers: [{ name: 'c', image: 'x:1' }],
+        ...spec,
+      },
+    });
+    const status = () => mgr.runningPods().find((p) => p.metadata.name === 'deadline')?.status;
+    mgr.apiPodUpdated(apiPod());
+    mgr.markSynced();
+    await settle();
+    assert.equal(status().phase, 'Running');
+    await clock.advance(10_000);
+    // Running for 10 s: a deadline of 30 s from its start passes in 20 s.
+    mgr.apiPodUpdated(apiPod({ activeDeadlineSeconds: 30 }));
+    await settle();
+    assert.equal(status().phase, 'Running');
+    await clock.advance(19_000);
+    await settle();
+    assert.equal(status().phase, 'Running');
+    await clock.advance(1000);
+    await settle();
+    // Failed at once, its container killed within the grace period.
+    let s = status();
+    assert.equal(s.phase, 'Failed');
+    assert.equal(s.reason, 'DeadlineExceeded');
+    assert.equal(s.message, 'Pod was active on the node longer than the specified deadline');
+    assert.ok(s.containerStatuses[0].state.running, 'still stopping');
+    assert.ok(
+      recorder.events.includes(
+        'Normal DeadlineExceeded Pod was active on the node longer than the specified deadline',
+      ),
+    );
+    assert.ok(recorder.events.includes('Normal Killing Stopping container c'));
+    await clock.advance(2000);
+    await settle();
+    s = status();
+    assert.equal(s.phase, 'Failed');
+    assert.equal(s.reason, 'DeadlineExceeded');
+    assert.ok(s.containerStatuses[0].state.terminated, 'the container is not restarted');
+    assert.equal(runtime.containers('uid-deadline').filter((c) => c.state !== 'exited').length, 0);
+    assert.equal(s.conditions.find((c: any) => c.type === 'Ready').reason, 'PodFailed');
+  });
+
   it('rejects pods beyond --max-pods with OutOfpods', async () => {
     await mgr.stop();
     make(1);

@@ -10,6 +10,7 @@
 //   admission.ts        waiting for the sources, --max-pods
 //   sync-queue.ts       when a pod is synced (serialized per pod, wake-ups, resync)
 //   worker.ts           what one sync does (run, restart, terminate, final delete, teardown)
+//   active-deadline.ts  when spec.activeDeadlineSeconds fails the pod (DeadlineExceeded)
 //   containers.ts       one container: pull, start, restart with backoff, stop
 //   status-reporter.ts  the status computed and written to pods/status
 //   mirrors.ts          mirror pods of the static pods

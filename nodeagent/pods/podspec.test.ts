@@ -257,6 +257,33 @@ describe('nodeagent/pods: pod spec with a runtime that runs processes', function
     await waitUntil('teardown', () => !existsSync(join(dir, 'pods', p.metadata.uid!)));
   });
 
+  it('fails a container whose expanded subPathExpr is absolute or steps out with CreateContainerConfigError', async () => {
+    const sub = (name: string, value: string) => ({
+      name,
+      image: 'busybox:1.36',
+      env: [{ name: 'POD_NAME', value }],
+      volumeMounts: [{ name: 'work', mountPath: '/work', subPathExpr: '$(POD_NAME)' }],
+    });
+    await create('subpath', {
+      volumes: [{ name: 'work', emptyDir: {} }],
+      containers: [sub('c', '/tmp'), sub('d', '..'), sub('e', 'a/../b'), sub('f', 'ok'), sub('g', '')],
+    });
+    const waiting = (c: string) =>
+      waitUntil(`${c} CreateContainerConfigError`, () => {
+        const w = cstatus('subpath', c)?.state?.waiting;
+        return w?.reason === 'CreateContainerConfigError' && w;
+      });
+    assert.equal((await waiting('c')).message, 'error SubPath `/tmp` must not be an absolute path');
+    assert.equal((await waiting('d')).message, "unable to provision SubPath `..`: must not contain '..'");
+    assert.equal((await waiting('e')).message, "unable to provision SubPath `a/../b`: must not contain '..'");
+    assert.equal((await waiting('g')).message, 'missing value for POD_NAME');
+    assert.ok(
+      recorder.events.includes('Warning Failed Error: error SubPath `/tmp` must not be an absolute path'),
+    );
+    await waitUntil('f running', () => cstatus('subpath', 'f')?.state?.running);
+    for (const c of ['c', 'd', 'e', 'g']) assert.ok(!cstatus('subpath', c).state.running, `${c} never runs`);
+  });
+
   it('readiness drives Ready', async () => {
     healthy = true;
     await create('ready', {
@@ -378,6 +405,27 @@ describe('nodeagent/pods: pod spec with a runtime that runs processes', function
     assert.ok(grace >= 2 && grace <= 4, `grace ${grace}`);
     assert.ok(recorder.events.includes('Normal Killing Stopping container c'));
     void p;
+  });
+
+  it('fails a running pod whose activeDeadlineSeconds an update lowered, in the API too', async () => {
+    await create('deadline', { containers: [{ name: 'c', image: 'busybox:1.36' }] });
+    await waitUntil('running', () => cstatus('deadline')?.state?.running);
+    const updated = await client
+      .resource('pods')
+      .namespace(ns)
+      .patch('deadline', { spec: { activeDeadlineSeconds: 1 } }, 'strategic');
+    mgr.apiPodUpdated(updated);
+    await waitUntil('stopped', () => cstatus('deadline')?.state?.terminated);
+    assert.equal(statusOf('deadline').phase, 'Failed');
+    let inAPI: any;
+    for (let i = 0; i < 100; i++) {
+      inAPI = await client.resource('pods').namespace(ns).get('deadline');
+      if (inAPI.status?.containerStatuses?.[0]?.state?.terminated) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.equal(inAPI.status.phase, 'Failed');
+    assert.equal(inAPI.status.reason, 'DeadlineExceeded');
+    assert.equal(inAPI.status.message, 'Pod was active on the node longer than the specified deadline');
   });
 
   it('reports the termination message file, or the log tail with FallbackToLogsOnError', async () => {

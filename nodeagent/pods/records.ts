@@ -28,6 +28,8 @@ export interface PodRecord {
   startTime?: number;
   podIPs: string[];
   containers: Map<string, ContainerState>;
+  /** The agent itself ended the pod (the kubelet's ShouldEvict: its active deadline passed): it fails so. */
+  evicted?: { reason: string; message: string };
   /** All containers stopped and the pod reached a terminal phase here. */
   terminal: boolean;
   /** Kill deadline while terminating (ms). */

@@ -46,6 +46,7 @@ export class PodStatusReporter {
       hostIPs: this.d.nodeIPs(),
       startTime: rec.startTime,
       terminating,
+      evicted: rec.evicted,
       now: this.d.clock.now(),
     });
   }

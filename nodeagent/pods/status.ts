@@ -32,6 +32,8 @@ export interface PodStatusInput {
   startTime?: number;
   /** The pod is being terminated (deleted) or was told to stop: the phase becomes terminal once all stopped. */
   terminating?: boolean;
+  /** The agent evicted the pod (its active deadline passed): Failed at once, with this reason and message. */
+  evicted?: { reason: string; message: string };
   now: number;
 }
 
@@ -237,7 +239,8 @@ export function podConditions(
 
 /** The status the agent sends for a pod it runs. */
 export function computePodStatus(i: PodStatusInput): any {
-  const phase = podPhase(i.pod, i.init, i.containers, !!i.terminating);
+  // As kubelet's generateAPIPodStatus: an eviction overrides the phase even while containers still stop.
+  const phase = i.evicted ? 'Failed' : podPhase(i.pod, i.init, i.containers, !!i.terminating);
   const terminal = phase === 'Succeeded' || phase === 'Failed';
   const sandboxReady = !terminal && !i.terminating;
   const status: any = {
@@ -250,6 +253,7 @@ export function computePodStatus(i: PodStatusInput): any {
     containerStatuses: i.containers.map(containerStatus).sort((a, b) => a.name.localeCompare(b.name)),
   };
   if (i.init.length) status.initContainerStatuses = i.init.map(containerStatus);
+  if (i.evicted) Object.assign(status, { reason: i.evicted.reason, message: i.evicted.message });
   return status;
 }
 

@@ -85,6 +85,11 @@ describe('nodeagent/pods: volumes', () => {
                     path: 'mem',
                     resourceFieldRef: { containerName: 'c', resource: 'limits.memory', divisor: '1Mi' },
                   },
+                  // The zero divisor Go clients send for an unset one: as 1 (and accepted by validation).
+                  {
+                    path: 'cpu',
+                    resourceFieldRef: { containerName: 'c', resource: 'limits.cpu', divisor: '0' },
+                  },
                 ],
               },
             },
@@ -144,6 +149,7 @@ describe('nodeagent/pods: volumes', () => {
     const info = volDir('downward-api', 'info');
     assert.equal(readFileSync(join(info, 'labels'), 'utf8'), 'a="1"\nb="2"');
     assert.equal(readFileSync(join(info, 'mem'), 'utf8'), '64');
+    assert.equal(readFileSync(join(info, 'cpu'), 'utf8'), '2', 'no cpu limit: the allocatable, in cores');
 
     const api = volDir('projected', 'api');
     assert.equal(readFileSync(join(api, 'namespace'), 'utf8'), ns);
@@ -194,7 +200,7 @@ describe('nodeagent/pods: volumes', () => {
           [],
           0,
         ),
-      /must not escape/,
+      /unable to provision SubPath `\.\.\/\.\.\/etc`: must not contain '\.\.'/,
     );
 
     await volumes.tearDown(pod.metadata.uid);

@@ -27,7 +27,7 @@ import { promisify } from 'node:util';
 import { parseQuantity, milliValue } from '../../shared/api/validation/quantity';
 import { writeAtomically } from './atomic-writer';
 import type { DownwardContext } from './downward';
-import { expand } from './env';
+import { ContainerConfigError, expand } from './env';
 import { ensureHostsFile } from './etc-hosts';
 import type { IssuedToken, PodObjects } from './pod-objects';
 import { volumePayload } from './volume-payloads';
@@ -152,6 +152,29 @@ function mountsBelow(dir: string): string[] {
     .sort((a, b) => b.length - a.length);
 }
 
+/**
+ * A volumeMount's subPath, subPathExpr expanded with the container's env; throws ContainerConfigError
+ * with kubelet's makeMounts messages for an unset variable, an absolute path or a '..' element.
+ */
+export function mountSubPath(vm: any, env: Map<string, string>): string {
+  let sub: string = vm.subPath ?? '';
+  if (vm.subPathExpr) {
+    const missing = new Set<string>();
+    sub = expand(vm.subPathExpr, (n) => {
+      const v = env.get(n);
+      if (!v) missing.add(n);
+      return v ?? '';
+    });
+    if (missing.size) throw new ContainerConfigError(`missing value for ${[...missing].sort().join(', ')}`);
+  }
+  if (!sub) return sub;
+  if (sub.startsWith('/'))
+    throw new ContainerConfigError(`error SubPath \`${sub}\` must not be an absolute path`);
+  if (sub.split('/').includes('..'))
+    throw new ContainerConfigError(`unable to provision SubPath \`${sub}\`: must not contain '..'`);
+  return sub;
+}
+
 export class PodVolumes {
   private readonly pods = new Map<string, PodVolumeState>();
 
@@ -266,11 +289,8 @@ export class PodVolumes {
       const v = vols.get(vm.name);
       if (!v) throw new Error(`cannot find volume "${vm.name}" to mount into container "${container.name}"`);
       let hostPath = v.path;
-      let sub: string = vm.subPath ?? '';
-      if (vm.subPathExpr) sub = expand(vm.subPathExpr, (n) => envMap.get(n));
+      const sub = mountSubPath(vm, envMap);
       if (sub) {
-        if (sub.startsWith('/') || normalize(sub).split('/').includes('..'))
-          throw new Error(`subPath "${sub}" must not escape the volume`);
         hostPath = join(v.path, sub);
         // The kubelet creates a missing subPath as a directory.
         if (!existsSync(hostPath)) mkdirSync(hostPath, { recursive: true, mode: 0o750 });

@@ -1,13 +1,15 @@
 // One sync of one pod (the kubelet's syncPod and syncTerminatingPod): report a
 // rejected pod; take over containers after an agent restart; run the init
 // containers in order, then the containers, restarting them per the
-// restartPolicy; stop everything within the grace period when the pod is
-// deleted and send the final delete; tear down a pod gone from its source.
+// restartPolicy; fail a pod past its active deadline (active-deadline.ts);
+// stop everything within the grace period when the pod is deleted or
+// finished and send the final delete; tear down a pod gone from its source.
 // When syncs run is sync-queue.ts; one container's steps are containers.ts.
 import type { Clock } from '../../shared/client/clock';
 import { isConflict, isNotFound } from '../../shared/client/errors';
 import type { ResourceClient } from '../../shared/client/resource';
 import { logger } from '../../shared/log';
+import { activeDeadlineAt, DEADLINE_EXCEEDED } from './active-deadline';
 import type { ContainerSetup } from './container-setup';
 import type { ContainerLifecycle } from './containers';
 import type { MirrorPods } from './mirrors';
@@ -114,22 +116,65 @@ export class PodWorker {
   }
 
   private async runPod(rec: PodRecord): Promise<void> {
-    const pod = rec.pod;
     const { containers, status } = this.d;
     if (!rec.adopted) this.adopt(rec);
     rec.startTime ??= this.d.clock.now();
+    this.enforceActiveDeadline(rec);
+    if (!rec.evicted) {
+      if (!(await this.runContainers(rec))) return;
+      this.d.prober?.sync(rec);
+    }
+    let next = status.compute(rec, false);
+    if (isTerminalPhase(next.phase)) {
+      // Finished (restartPolicy Never / OnFailure, a failed init container, evicted): stop what still runs.
+      const live = this.d.runtime.containers(rec.uid).filter((c) => c.state !== 'exited');
+      if (live.length) {
+        for (const c of live) containers.stop(rec, c, graceSeconds(rec));
+        await status.send(rec, next);
+        return;
+      }
+      rec.terminal = true;
+      this.d.prober?.forget(rec.uid);
+      await this.d.network.release(rec);
+      next = status.compute(rec, true);
+      // Nothing runs any more: its volumes go (tmpfs memory freed), as the kubelet's volume manager does.
+      await this.d.setup?.releaseVolumes(rec);
+    }
+    await status.send(rec, next);
+  }
+
+  /**
+   * The kubelet's active deadline handler, on every sync (so an update of the field counts): evicts
+   * the pod once the deadline passed, else wakes it then.
+   */
+  private enforceActiveDeadline(rec: PodRecord): void {
+    if (rec.evicted) return;
+    const at = activeDeadlineAt(rec.pod, rec.startTime);
+    if (at === undefined) return;
+    if (this.d.clock.now() < at) return this.d.wakeAt(rec, at);
+    rec.evicted = DEADLINE_EXCEEDED;
+    this.d.events.emit(rec, undefined, 'Normal', DEADLINE_EXCEEDED.reason, 'Kill', DEADLINE_EXCEEDED.message);
+  }
+
+  /**
+   * The sandbox, the volumes, then the init containers in order and the containers, (re)started per
+   * the restart policy; false when the pod must wait (its status already sent).
+   */
+  private async runContainers(rec: PodRecord): Promise<boolean> {
+    const pod = rec.pod;
+    const { containers, status } = this.d;
     const sandbox = await this.d.network.ensure(rec);
     if (sandbox !== 'ready') {
       // The kubelet's "network is not ready" or a failed sandbox: containers wait in ContainerCreating.
       this.d.wakeAt(rec, this.d.clock.now() + (sandbox === 'waiting' ? 1000 : 10_000));
       await status.send(rec, status.compute(rec, false));
-      return;
+      return false;
     }
     if (this.d.setup && !(await this.d.setup.volumesReady(rec))) {
       // kubelet's volume manager: the containers wait in ContainerCreating while a volume fails to mount.
       this.d.wakeAt(rec, this.d.clock.now() + this.d.setup.volumeRetryDelay(rec));
       await status.send(rec, status.compute(rec, false));
-      return;
+      return false;
     }
     const policy = rec.pod.spec?.restartPolicy ?? 'Always';
     let initDone = true;
@@ -199,24 +244,7 @@ export class PodWorker {
         if (restart) await containers.restartWithBackoff(rec, c, 'regular', s);
       }
     }
-    this.d.prober?.sync(rec);
-    let next = status.compute(rec, false);
-    if (isTerminalPhase(next.phase)) {
-      // Finished (restartPolicy Never / OnFailure, or a failed init container): stop what still runs (sidecars).
-      const live = this.d.runtime.containers(rec.uid).filter((c) => c.state !== 'exited');
-      if (live.length) {
-        for (const c of live) containers.stop(rec, c, graceSeconds(rec));
-        await status.send(rec, next);
-        return;
-      }
-      rec.terminal = true;
-      this.d.prober?.forget(rec.uid);
-      await this.d.network.release(rec);
-      next = status.compute(rec, true);
-      // Nothing runs any more: its volumes go (tmpfs memory freed), as the kubelet's volume manager does.
-      await this.d.setup?.releaseVolumes(rec);
-    }
-    await status.send(rec, next);
+    return true;
   }
 
   /** Graceful deletion: stop every container within the grace period, report, then the final delete. */
