@@ -69,8 +69,8 @@ describe('aggregator service resolution', () => {
     );
     assert.throws(
       () => resolveEndpoints(l, { namespace: 'ns', name: 'ext', port: 443 }),
-      // The port is looked up first, as in Go; an ExternalName service has none.
-      /no service port 443 found for service "ext"/,
+      // The type is checked first, as in Go's EndpointSlice-based ResolveEndpoint.
+      /unsupported service type "ExternalName"/,
     );
   });
 
