@@ -32,6 +32,12 @@ const keyOf = (namespace: string | undefined, name: string | undefined) => `${na
 export const serviceHostname = (ref: { namespace: string; name: string }) =>
   `${ref.name}.${ref.namespace}.svc`;
 
+/** A called URL as Go prints it: a service's port stays in it even when it is 443 (WHATWG drops it). */
+export function calledURL(url: URL, service?: ServiceRef): string {
+  if (!service || url.port) return url.href;
+  return url.href.replace(`//${url.host}`, `//${url.hostname}:${service.port}`);
+}
+
 export class ServiceResolver implements ServiceLookup {
   private readonly services: StoreInformer;
   private readonly slices: StoreInformer;

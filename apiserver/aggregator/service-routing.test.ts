@@ -163,6 +163,50 @@ describe('services reached at a ready endpoint', function () {
     assert.ok(callsTo('/mutate').every((c) => c.servername === SERVER_NAME));
   });
 
+  it('fails a call to a Service with no endpoints as Kubernetes does (503 from the resolver), dialling nothing', async () => {
+    const svc = await api('POST', `/api/v1/namespaces/${NS}/services`, {
+      body: {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'no-pods' },
+        spec: { ports: [{ port: 443 }] },
+      },
+    });
+    assert.equal(svc.status, 201, svc.body.toString());
+    const path = '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations';
+    const r = await api('POST', path, {
+      body: {
+        apiVersion: 'admissionregistration.k8s.io/v1',
+        kind: 'ValidatingWebhookConfiguration',
+        metadata: { name: 'no-pods' },
+        webhooks: [
+          {
+            name: 'no-pods.k8s.io',
+            admissionReviewVersions: ['v1'],
+            sideEffects: 'None',
+            rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['secrets'] }],
+            clientConfig: { service: { namespace: NS, name: 'no-pods', path: '/validate' }, caBundle },
+          },
+        ],
+      },
+    });
+    assert.equal(r.status, 201, r.body.toString());
+    let n = 0;
+    const failed = await until(async () => {
+      const c = await api('POST', `/api/v1/namespaces/${NS}/secrets`, {
+        body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: `s-${n++}` } },
+      });
+      return c.status !== 201 && c.json;
+    }, 'the validating webhook to be called');
+    assert.equal(failed.code, 500);
+    assert.equal(
+      failed.message,
+      'Internal error occurred: failed calling webhook "no-pods.k8s.io": failed to call webhook: ' +
+        `Post "https://no-pods.${NS}.svc:443/validate?timeout=10s": no endpoints available for service "no-pods"`,
+    );
+    await api('DELETE', `${path}/no-pods`);
+  });
+
   it('calls a CRD conversion webhook at its pod', async () => {
     const schema = (size: string) => ({
       openAPIV3Schema: {

@@ -16,6 +16,7 @@ import type { AdmissionAttributes, AdmissionPlugin } from './types';
 import { ADMISSION_CONFIGURATION_RESOURCES, decodeMutated, Lister } from './util';
 import { HookReinvocation } from './reinvocation';
 import {
+  calledURL,
   serviceHostname,
   type DialTarget,
   type WebhookServiceResolver,
@@ -348,7 +349,9 @@ export class AdmissionWebhook implements AdmissionPlugin {
           connect,
         );
       } catch (err) {
-        throw new CallError(`failed to call webhook: Post "${url.href}": ${(err as Error).message}`);
+        throw new CallError(
+          `failed to call webhook: Post "${calledURL(url, service)}": ${(err as Error).message}`,
+        );
       }
       if (res.status < 200 || res.status >= 300)
         throw new CallError(

@@ -14,6 +14,7 @@ import https from 'node:https';
 import { randomUUID } from 'node:crypto';
 import { internalError } from '../../../shared/api/status';
 import {
+  calledURL,
   serviceHostname,
   type DialTarget,
   type WebhookServiceResolver,
@@ -114,7 +115,7 @@ export class WebhookConverter {
     try {
       return await this.services.dialTarget(service);
     } catch (e) {
-      throw new Error(`Post "${url.href}": ${(e as Error).message}`, { cause: e });
+      throw new Error(`Post "${calledURL(url, service)}": ${(e as Error).message}`, { cause: e });
     }
   }
 
