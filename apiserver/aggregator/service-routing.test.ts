@@ -8,7 +8,7 @@
 // ClusterIP fails at once on the host (root only; without the route a wrong
 // dial could leave the machine, so the tests do not run).
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { startTestAPIServer, testRequester, type TestAPIServer } from '../server/testing';
 import { localHTTPS, type LocalHTTPS } from '../auth/admission/test-support';
@@ -207,7 +207,8 @@ describe('services reached at a ready endpoint', function () {
     await api('DELETE', `${path}/no-pods`);
   });
 
-  it('calls a CRD conversion webhook at its pod', async () => {
+  /** A CRD of two versions (spec.size an integer in v1, a string in v2) converted by a webhook at ref. */
+  async function conversionCRD(plural: string, kind: string, ref: Record<string, unknown>) {
     const schema = (size: string) => ({
       openAPIV3Schema: {
         type: 'object',
@@ -216,8 +217,8 @@ describe('services reached at a ready endpoint', function () {
     });
     const obj = crd({
       group: 'stable.example.com',
-      plural: 'e2e-test-crds',
-      kind: 'E2eTestCrd',
+      plural,
+      kind,
       versions: [
         { name: 'v1', served: true, storage: true, schema: schema('integer') },
         { name: 'v2', served: true, storage: false, schema: schema('string') },
@@ -225,13 +226,14 @@ describe('services reached at a ready endpoint', function () {
     });
     obj.spec.conversion = {
       strategy: 'Webhook',
-      webhook: {
-        conversionReviewVersions: ['v1', 'v1beta1'],
-        clientConfig: { service: { ...service, path: '/crdconvert' }, caBundle },
-      },
+      webhook: { conversionReviewVersions: ['v1', 'v1beta1'], clientConfig: { service: ref, caBundle } },
     };
     await establish(api, obj);
-    const base = `/apis/stable.example.com/%s/namespaces/${NS}/e2e-test-crds`;
+    return `/apis/stable.example.com/%s/namespaces/${NS}/${plural}`;
+  }
+
+  it('calls a CRD conversion webhook at its pod', async () => {
+    const base = await conversionCRD('e2e-test-crds', 'E2eTestCrd', { ...service, path: '/crdconvert' });
     const c = await api('POST', base.replace('%s', 'v1'), {
       body: {
         apiVersion: 'stable.example.com/v1',
@@ -249,6 +251,56 @@ describe('services reached at a ready endpoint', function () {
     assert.deepEqual(got.spec, { size: '3' });
     assert.ok(callsTo('/crdconvert').length >= 1);
     assert.ok(callsTo('/crdconvert').every((x) => x.servername === SERVER_NAME));
+  });
+
+  it("names a conversion webhook's service with its port when its pod refuses the connection", async () => {
+    // A port nothing listens on any more.
+    const listener = net.createServer();
+    await new Promise<void>((r) => listener.listen(0, '127.0.0.1', r));
+    const closed = (listener.address() as AddressInfo).port;
+    await new Promise((r) => listener.close(r));
+    const svc = await api('POST', `/api/v1/namespaces/${NS}/services`, {
+      body: {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'refusing' },
+        spec: { ports: [{ port: 443 }] },
+      },
+    });
+    assert.equal(svc.status, 201, svc.body.toString());
+    const slice = await api('POST', `/apis/discovery.k8s.io/v1/namespaces/${NS}/endpointslices`, {
+      body: {
+        apiVersion: 'discovery.k8s.io/v1',
+        kind: 'EndpointSlice',
+        metadata: { name: 'refusing-abcde', labels: { 'kubernetes.io/service-name': 'refusing' } },
+        addressType: 'IPv4',
+        endpoints: [{ addresses: ['127.0.0.1'] }],
+        ports: [{ name: '', protocol: 'TCP', port: closed }],
+      },
+    });
+    assert.equal(slice.status, 201, slice.body.toString());
+    const base = await conversionCRD('refusals', 'Refusal', { namespace: NS, name: 'refusing', path: '/c' });
+    const c = await api('POST', base.replace('%s', 'v1'), {
+      body: {
+        apiVersion: 'stable.example.com/v1',
+        kind: 'Refusal',
+        metadata: { name: 'r' },
+        spec: { size: 1 },
+      },
+    });
+    assert.equal(c.status, 201, c.body.toString());
+    const failed = await until(async () => {
+      const g = await api('GET', `${base.replace('%s', 'v2')}/r`);
+      return /ECONNREFUSED/.test(g.json?.message ?? '') && g.json;
+    }, 'the conversion to be refused');
+    assert.equal(failed.code, 500);
+    assert.ok(
+      failed.message.startsWith(
+        'Internal error occurred: conversion webhook for stable.example.com/v1, Kind=Refusal failed: ' +
+          `Post "https://refusing.${NS}.svc:443/c": `,
+      ),
+      failed.message,
+    );
   });
 
   it('proxies an APIService to its pod, and finds it Available there', async () => {

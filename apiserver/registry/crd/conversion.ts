@@ -47,7 +47,8 @@ function agentFor(caBundle: string | undefined): https.Agent {
   return a;
 }
 
-function post(url: URL, body: Buffer, caBundle: string | undefined, connect?: DialTarget) {
+/** href: the URL as errors name it. */
+function post(url: URL, href: string, body: Buffer, caBundle: string | undefined, connect?: DialTarget) {
   return new Promise<any>((resolve, reject) => {
     const req = https.request(
       {
@@ -83,7 +84,7 @@ function post(url: URL, body: Buffer, caBundle: string | undefined, connect?: Di
       },
     );
     req.on('timeout', () => req.destroy(new Error('context deadline exceeded')));
-    req.on('error', (e) => reject(new Error(`Post "${url.href}": ${e.message}`)));
+    req.on('error', (e) => reject(new Error(`Post "${href}": ${e.message}`)));
     req.end(body);
   });
 }
@@ -150,6 +151,7 @@ export class WebhookConverter {
     const { url, service } = this.target();
     const out = await post(
       url,
+      calledURL(url, service),
       Buffer.from(JSON.stringify(review)),
       this.hook.clientConfig?.caBundle,
       await this.dial(url, service),
