@@ -11,6 +11,7 @@ import {
   type Step,
 } from '../shared/cluster/local-cluster';
 import { writeComponentKubeconfig } from '../shared/cluster/credentials';
+import type { RouteResult } from '../shared/cluster/service-route';
 import { startIdleGc } from '../shared/heap/idle-gc';
 
 const LABELS: Record<Step, string> = {
@@ -73,6 +74,16 @@ function chooseRuntime(asked: string | undefined): NodeRuntime | undefined {
 const runtimeLabel = (r: NodeRuntime | undefined) =>
   r === 'containerd' ? 'on containerd' : r === 'fake' ? 'simulated' : 'on the fake runtime';
 
+/** What was done so that ClusterIPs (no service proxy runs) fail on this host instead of leaving it. */
+function serviceRouteLine(r: RouteResult | undefined): string {
+  if (!r) return '';
+  const lines = r.installed.map(
+    (cidr) =>
+      `Service CIDR ${cidr}: unreachable from this host (ip route add unreachable ${cidr}) until stop`,
+  );
+  return [...lines, ...r.skipped.map((why) => `Service CIDR ${why}`)].join('\n');
+}
+
 const program = new Command('tkube').description(
   'A Kubernetes-compatible control plane in one process tree: local clusters in one command.',
 );
@@ -110,6 +121,7 @@ program
       apiserverPort: o.port,
       etcdServers: o.etcdServers ? String(o.etcdServers).split(',') : undefined,
       controllerManager: o.controllerManager,
+      unreachableServiceRoute: true,
       detached: !!o.detach,
       progress: progressDisplay(),
       onRestart: (r) =>
@@ -139,6 +151,7 @@ program
     const kc = resolve(cluster.kubeconfig);
     console.log(`
 tkube is running: apiserver ${cluster.server}, ${o.nodes} node(s) ${runtimeLabel(runtime)}${o.etcdServers ? `, etcd ${o.etcdServers}` : ', embedded store'}
+${serviceRouteLine(cluster.serviceRoute)}
 
   export KUBECONFIG=${kc}
   kubectl get nodes

@@ -13,7 +13,8 @@ import type { Registry } from '../registry/registry';
 import { forwardableHeaders, streamProxy, UpstreamError } from '../endpoints/handlers/proxy';
 import { send, type Req, type Res } from '../server/http';
 import { StoreInformer } from './store-informer';
-import { resolveCluster, resolveEndpoint, type ServiceLookup, type ServiceRef } from './resolve';
+import type { ServiceRef } from './resolve';
+import { serviceHostname, type ServiceResolver } from './service-resolver';
 import { checkAPIService, type Condition } from './availability';
 import { APISERVICE_GROUP, LOCAL_AVAILABLE, STATUS_WRITE, withAvailable } from './local-apiservices';
 import type { ServerResponse } from 'node:http';
@@ -26,8 +27,8 @@ const log = logger('aggregator');
 
 export interface AggregatorOptions {
   registry: Registry;
-  /** --enable-aggregator-routing: proxy to an endpoint rather than the ClusterIP. */
-  enableAggregatorRouting: boolean;
+  /** Where an APIService's service is reached (the apiserver's one resolver, started here). */
+  services: ServiceResolver;
   proxyClientCertFile?: string;
   proxyClientKeyFile?: string;
   /** Called when what discovery should show changed. */
@@ -57,10 +58,8 @@ export interface AggregatedVersion {
 
 const NOT_FORWARDED = /^(authorization|impersonate-|x-remote-)/;
 
-export class Aggregator implements ServiceLookup {
+export class Aggregator {
   private readonly apiServices: StoreInformer;
-  private readonly services: StoreInformer;
-  private readonly slices: StoreInformer;
   /** Remote APIServices by "group/version". */
   private readonly remote = new Map<string, any>();
   private readonly discovery = new Map<string, any>();
@@ -90,24 +89,11 @@ export class Aggregator implements ServiceLookup {
     this.apiServices = new StoreInformer('apiservices', store(APISERVICE_GROUP, 'apiservices'), (type, obj) =>
       this.onAPIService(type, obj),
     );
-    this.services = new StoreInformer('services', store('', 'services'), (_t, obj) =>
-      this.onServiceChange(obj),
-    );
-    this.slices = new StoreInformer(
-      'endpointslices',
-      store('discovery.k8s.io', 'endpointslices'),
-      (_t, obj) =>
-        this.onServiceChange({
-          metadata: {
-            namespace: obj.metadata?.namespace,
-            name: obj.metadata?.labels?.['kubernetes.io/service-name'],
-          },
-        }),
-    );
+    o.services.onChange((namespace, name) => this.onServiceChange(namespace, name));
   }
 
   async start(): Promise<void> {
-    await Promise.all([this.services.start(), this.slices.start()]);
+    await this.o.services.start();
     await this.apiServices.start();
     for (const obj of this.apiServices.items.values()) this.enqueue(obj.metadata.name);
     this.timer = setInterval(() => {
@@ -120,26 +106,10 @@ export class Aggregator implements ServiceLookup {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     this.apiServices.stop();
-    this.services.stop();
-    this.slices.stop();
-  }
-
-  // ---- ServiceLookup ----------------------------------------------------------------
-
-  service(namespace: string, name: string): any | undefined {
-    return this.services.get(namespace, name);
-  }
-
-  endpointSlices(namespace: string, name: string): any[] {
-    const out: any[] = [];
-    for (const s of this.slices.items.values())
-      if (s.metadata?.namespace === namespace && s.metadata?.labels?.['kubernetes.io/service-name'] === name)
-        out.push(s);
-    return out;
   }
 
   private resolve(ref: ServiceRef): string {
-    return this.o.enableAggregatorRouting ? resolveEndpoint(this, ref) : resolveCluster(this, ref);
+    return this.o.services.resolve(ref);
   }
 
   /** The proxy client certificate, read again when the file changes. */
@@ -178,10 +148,7 @@ export class Aggregator implements ServiceLookup {
     if (type !== 'DELETED') this.enqueue(name);
   }
 
-  private onServiceChange(svc: any): void {
-    const ns = svc.metadata?.namespace;
-    const name = svc.metadata?.name;
-    if (!name) return;
+  private onServiceChange(ns: string, name: string): void {
     for (const a of this.apiServices.items.values()) {
       const s = a.spec?.service;
       if (s && s.namespace === ns && s.name === name) this.enqueue(a.metadata.name);
@@ -212,7 +179,12 @@ export class Aggregator implements ServiceLookup {
     let cond: Condition;
     if (!obj.spec?.service) cond = LOCAL_AVAILABLE as Condition;
     else {
-      const result = await checkAPIService(obj, this, (ref) => this.resolve(ref), this.transport());
+      const result = await checkAPIService(
+        obj,
+        this.o.services,
+        (ref) => this.resolve(ref),
+        this.transport(),
+      );
       cond = result.condition;
       if (result.discovery?.kind === 'APIResourceList') {
         const changed = JSON.stringify(this.discovery.get(name)) !== JSON.stringify(result.discovery);
@@ -272,7 +244,7 @@ export class Aggregator implements ServiceLookup {
           cert: t.certPem,
           key: t.keyPem,
           rejectUnauthorized: !apiService.spec.insecureSkipTLSVerify,
-          servername: `${apiService.spec.service.name}.${apiService.spec.service.namespace}.svc`,
+          servername: serviceHostname(apiService.spec.service),
         },
       });
       try {
@@ -354,7 +326,7 @@ export class Aggregator implements ServiceLookup {
         cert: t.certPem,
         key: t.keyPem,
         insecure: !!apiService.spec.insecureSkipTLSVerify,
-        serverName: `${apiService.spec.service.name}.${apiService.spec.service.namespace}.svc`,
+        serverName: serviceHostname(apiService.spec.service),
       });
     }
     try {
@@ -367,7 +339,7 @@ export class Aggregator implements ServiceLookup {
           certPem: t.certPem,
           keyPem: t.keyPem,
           insecure: !!apiService.spec.insecureSkipTLSVerify,
-          serverName: `${apiService.spec.service.name}.${apiService.spec.service.namespace}.svc`,
+          serverName: serviceHostname(apiService.spec.service),
         },
         headers,
       );

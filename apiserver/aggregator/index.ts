@@ -9,6 +9,7 @@ import type { APIServer } from '../server/server';
 import type { ServingTLS } from '../server/tls';
 import { ensureSystemNamespaces } from '../server/bootstrap';
 import { Aggregator } from './aggregator';
+import type { ServiceResolver } from './service-resolver';
 import { AuthenticationTrustController, authenticationInfoFromFlags } from './authentication-trust';
 import { LocalAPIServices } from './local-apiservices';
 
@@ -25,6 +26,8 @@ export interface AggregationDeps {
   openapi?: AggregationOpenAPI;
   /** The apiserver's metrics registry. */
   metrics?: MetricsRegistry;
+  /** Where services are reached (shared with webhooks and conversion). */
+  services: ServiceResolver;
 }
 
 type AggregationOpenAPI = ConstructorParameters<typeof Aggregator>[0]['openapi'];
@@ -45,7 +48,7 @@ export function startAggregation(d: AggregationDeps) {
   const local = new LocalAPIServices(registry);
   const aggregator = new Aggregator({
     registry,
-    enableAggregatorRouting: !!values.enableAggregatorRouting,
+    services: d.services,
     proxyClientCertFile: values.proxyClientCertFile as string | undefined,
     proxyClientKeyFile: values.proxyClientKeyFile as string | undefined,
     onDiscoveryChange: () => server.discoveryCache.invalidate(),

@@ -69,9 +69,42 @@ describe('aggregator service resolution', () => {
     );
     assert.throws(
       () => resolveEndpoints(l, { namespace: 'ns', name: 'ext', port: 443 }),
-      // The port is looked up first, as in Go; an ExternalName service has none.
-      /no service port 443 found for service "ext"/,
+      // The type is checked first, as in Go's EndpointSlice-based ResolveEndpoint.
+      /unsupported service type "ExternalName"/,
     );
+  });
+
+  it("follows Go's EndpointSlice rules: named ports only, ready unset counts, first address, primary family", () => {
+    const l2 = lookup(
+      [
+        svc('plain', { type: 'ClusterIP', clusterIP: '10.0.0.8', ports: [{ port: 8443, targetPort: 8444 }] }),
+        svc('dual', {
+          type: 'ClusterIP',
+          clusterIP: 'fd00::9',
+          ipFamilies: ['IPv6', 'IPv4'],
+          ports: [{ name: 'https', port: 443 }],
+        }),
+      ],
+      [
+        // A slice port without a name is not the unnamed service port ("" is).
+        slice('plain', [{ addresses: ['10.244.0.1'] }], [{ port: 9999 }]),
+        slice('plain', [{ addresses: ['10.244.0.2', '10.244.0.3'] }], [{ name: '', port: 8444 }]),
+        {
+          ...slice('dual', [{ addresses: ['10.244.0.4'] }], [{ name: 'https', port: 6443 }]),
+          addressType: 'IPv4',
+        },
+        {
+          ...slice('dual', [{ addresses: ['fd00::4'] }], [{ name: 'https', port: 6443 }]),
+          addressType: 'IPv6',
+        },
+      ],
+    );
+    assert.deepEqual(resolveEndpoints(l2, { namespace: 'ns', name: 'plain', port: 8443 }), [
+      'https://10.244.0.2:8444',
+    ]);
+    assert.deepEqual(resolveEndpoints(l2, { namespace: 'ns', name: 'dual', port: 443 }), [
+      'https://[fd00::4]:6443',
+    ]);
   });
 
   it('names the user in the front-proxy headers, extra keys escaped', () => {

@@ -10,6 +10,7 @@ import type { RequestInfo } from '../endpoints/request-info';
 import type { Req, Res } from '../server/http';
 import type { ServingTLS } from '../server/tls';
 import type { AdmissionChain } from './admission/types';
+import type { WebhookServiceResolver } from '../aggregator/service-resolver';
 
 export interface SecurityDeps {
   values: FlagValues;
@@ -17,6 +18,8 @@ export interface SecurityDeps {
   storage: Storage;
   /** Late-bound: the registry exists once behaviours are collected. */
   registry(): Registry;
+  /** Where admission webhooks given as a Service are reached. */
+  services: WebhookServiceResolver;
 }
 
 /** A non-resource route: returns true when it answered. */

@@ -39,6 +39,7 @@ import { firstServiceIP } from './service-ip';
 import { APIServerMetrics } from './metrics';
 import { checkShowHiddenVersion } from '../../shared/metrics/registry';
 import { startAggregation } from '../aggregator';
+import { ServiceResolver } from '../aggregator/service-resolver';
 
 const log = logger('apiserver');
 
@@ -126,7 +127,12 @@ export async function startAPIServer(values: FlagValues): Promise<RunningAPIServ
       (values.etcdPrefix as string).replace(/\/+$/, ''),
     ),
   );
-  const security = await buildSecurity({ values, tls, storage, registry: () => registry });
+  // Where webhooks, conversion webhooks and APIServices given as a Service are reached.
+  const services = new ServiceResolver({
+    registry: () => registry,
+    endpointRouting: !!values.enableAggregatorRouting,
+  });
+  const security = await buildSecurity({ values, tls, storage, registry: () => registry, services });
   const registry: Registry = new Registry({
     storage,
     codec,
@@ -222,7 +228,7 @@ export async function startAPIServer(values: FlagValues): Promise<RunningAPIServ
   let identity: IdentityLease | undefined;
   // CustomResourceDefinitions: served from a list+watch of the CRD store (apiserver/registry/crd).
   registry.onChange(() => server.discoveryCache.invalidate());
-  const crds = new CRDController({ registry, openapi });
+  const crds = new CRDController({ registry, openapi, services });
   const aggregation = startAggregation({
     values,
     tls,
@@ -230,6 +236,7 @@ export async function startAPIServer(values: FlagValues): Promise<RunningAPIServ
     server,
     crdsSynced: () => crds.synced(),
     openapi,
+    services,
     metrics: metrics.registry,
   });
   server.addPostStartHook('start-apiextensions-controllers', async () => void crds.start());
@@ -295,6 +302,7 @@ export async function startAPIServer(values: FlagValues): Promise<RunningAPIServ
         await reconciler?.stop();
         crds.stop();
         aggregation.stop();
+        services.stop();
       });
       metrics.stop();
       await security.stop();

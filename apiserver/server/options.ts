@@ -523,8 +523,10 @@ const authentication: FlagSpec[] = [
   {
     name: 'enable-aggregator-routing',
     type: 'bool',
-    default: false,
-    help: 'Turns on aggregator routing requests to endpoints IP rather than cluster IP.',
+    // Kubernetes defaults to false; tkube has no service proxy, so a ClusterIP is not reachable from
+    // this host and the host would route it off the machine.
+    default: true,
+    help: "Turns on aggregator routing requests to endpoints IP rather than cluster IP. In tkube it is on by default and also decides how admission webhooks and CRD conversion webhooks given as a Service are reached: a ready endpoint of the Service (TLS still verifies <service>.<namespace>.svc). Turn it off only where a service proxy makes ClusterIPs reachable from the apiserver's host: tkube runs none, and without one the host routes the Service CIDR off the machine.",
   },
   {
     name: 'service-account-issuer',

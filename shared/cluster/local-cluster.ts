@@ -22,6 +22,7 @@ import { loadKubeconfig } from '../client/kubeconfig';
 import { frontProxyFlags } from './front-proxy';
 import { ensureMetricsServerRBAC, METRICS_SERVER_USER } from './metrics-server-rbac';
 import { SupervisedProc, type Restart, type SupervisorOptions } from './supervisor';
+import { installUnreachableRoutes, removeUnreachableRoutes, type RouteResult } from './service-route';
 
 export type Step = 'apiserver' | 'credentials' | 'controller-manager' | 'images' | 'nodes' | 'ready';
 
@@ -55,6 +56,14 @@ export interface LocalClusterOptions {
   registriesFile?: string;
   /** Node i's pod CIDR; default 10.244.<i>.0/24. */
   podCIDR?: (i: number) => string;
+  /** The apiserver's --service-cluster-ip-range; default 10.0.0.0/24 (its default). */
+  serviceCIDR?: string;
+  /**
+   * Route the service CIDR unreachable on the host while the cluster runs (as root): there
+   * is no service proxy, and the host would send ClusterIP traffic to its default gateway.
+   * One host-wide route: `tkube up` sets it, tests that run clusters side by side do not.
+   */
+  unreachableServiceRoute?: boolean;
   /** Keep the processes running after this process exits (then nothing supervises them). */
   detached?: boolean;
   /** Restart a component that exits, with back-off (default: unless detached). */
@@ -71,6 +80,8 @@ export interface ClusterState {
   containerds?: { pid: number; endpoint: string; dataDir: string }[];
   kubeconfig: string;
   server: string;
+  /** Service CIDRs routed unreachable while the cluster runs (removed when it stops). */
+  unreachableRoutes?: string[];
 }
 
 const NODE_PREFIX = 'tkube-node';
@@ -90,6 +101,8 @@ export class LocalCluster {
   readonly certDir: string;
   private readonly o: LocalClusterOptions;
   private isUp = false;
+  /** What up() did about the service CIDR's unreachable route (undefined: not asked to). */
+  serviceRoute: RouteResult | undefined;
 
   constructor(o: LocalClusterOptions) {
     this.o = o;
@@ -105,6 +118,10 @@ export class LocalCluster {
 
   get apiserverPort(): number {
     return this.o.apiserverPort ?? 6443;
+  }
+
+  get serviceCIDR(): string {
+    return this.o.serviceCIDR ?? '10.0.0.0/24';
   }
 
   get server(): string {
@@ -136,6 +153,11 @@ export class LocalCluster {
     mkdirSync(this.dataDir, { recursive: true });
     const progress = o.progress ?? (() => {});
 
+    // Before anything could dial a ClusterIP; a stale route (after a crash) is replaced.
+    if (o.unreachableServiceRoute) {
+      this.serviceRoute = installUnreachableRoutes(this.serviceCIDR);
+      this.saveState();
+    }
     progress('apiserver', 'start');
     const aggregation = await frontProxyFlags(join(this.dataDir, 'front-proxy'));
     const api = this.start(
@@ -158,6 +180,10 @@ export class LocalCluster {
         // (the user's kubeconfig is in system:masters, bound to cluster-admin).
         '--authorization-mode',
         'Node,RBAC',
+        '--service-cluster-ip-range',
+        this.serviceCIDR,
+        // No service proxy runs: webhooks, conversion webhooks and APIServices at a ready endpoint.
+        '--enable-aggregator-routing=true',
         ...(o.etcdServers?.length ? ['--etcd-servers', o.etcdServers.join(',')] : []),
         ...aggregation,
         ...(o.apiserverArgs ?? []),
@@ -453,6 +479,7 @@ export class LocalCluster {
       containerds: this.containerds.map((c) => ({ pid: c.pid, endpoint: c.endpoint, dataDir: c.dataDir })),
       kubeconfig: this.kubeconfig,
       server: this.server,
+      unreachableRoutes: this.serviceRoute?.installed,
     };
     writeFileSync(this.stateFile(), JSON.stringify(state, null, 2));
   }
@@ -469,6 +496,8 @@ export class LocalCluster {
     this.containerds.length = 0;
     // Volumes the agents mounted (tmpfs emptyDirs, secrets) stay mounted when they stop, as kubelet's do.
     if (this.o.runtime === 'containerd') unmountUnder(join(this.dataDir, 'nodes'));
+    for (const cidr of this.serviceRoute?.installed ?? []) removeUnreachableRoutes(cidr);
+    this.serviceRoute = undefined;
     rmSync(this.stateFile(), { force: true });
   }
 }
@@ -492,6 +521,7 @@ export async function stopRecordedCluster(dataDir: string): Promise<string[]> {
     cleanUpHost(c.dataDir);
     stopped.push('containerd');
   }
+  for (const cidr of state.unreachableRoutes ?? []) removeUnreachableRoutes(cidr);
   rmSync(file, { force: true });
   return stopped;
 }

@@ -35,6 +35,7 @@ interface PluginContext {
   values: SecurityDeps['values'];
   /** The authorizer chain as admission policies' CEL asks it (authorizer.group(...).check(...)). */
   authz: AuthzCheck;
+  services: SecurityDeps['services'];
 }
 
 type Factory = ((c: PluginContext) => AdmissionPlugin) | null;
@@ -79,9 +80,15 @@ const ORDERED: [string, Factory][] = [
   ['DenyServiceExternalIPs', () => new DenyServiceExternalIPs()],
   ['PodTopologyLabels', null],
   ['MutatingAdmissionPolicy', (c) => new MutatingAdmissionPolicy(c.registry, c.authz)],
-  ['MutatingAdmissionWebhook', (c) => new AdmissionWebhook('MutatingAdmissionWebhook', c.registry)],
+  [
+    'MutatingAdmissionWebhook',
+    (c) => new AdmissionWebhook('MutatingAdmissionWebhook', c.registry, c.services),
+  ],
   ['ValidatingAdmissionPolicy', (c) => new ValidatingAdmissionPolicy(c.registry, c.authz)],
-  ['ValidatingAdmissionWebhook', (c) => new AdmissionWebhook('ValidatingAdmissionWebhook', c.registry)],
+  [
+    'ValidatingAdmissionWebhook',
+    (c) => new AdmissionWebhook('ValidatingAdmissionWebhook', c.registry, c.services),
+  ],
   ['ResourceQuota', (c) => new ResourceQuota(c.registry)],
   ['AlwaysDeny', () => new AlwaysDeny()],
 ];
@@ -136,7 +143,12 @@ export async function buildAdmission(deps: SecurityDeps, authz: AuthzCheck): Pro
     ((deps.values.enableAdmissionPlugins as string[] | undefined) ?? []).filter(Boolean),
     ((deps.values.disableAdmissionPlugins as string[] | undefined) ?? []).filter(Boolean),
   );
-  const ctx: PluginContext = { registry: () => deps.registry(), values: deps.values, authz };
+  const ctx: PluginContext = {
+    registry: () => deps.registry(),
+    values: deps.values,
+    authz,
+    services: deps.services,
+  };
   const factories = new Map(ORDERED);
   const plugins: AdmissionPlugin[] = [];
   for (const n of names) {

@@ -27,15 +27,19 @@ export interface LocalHTTPS {
   close(): Promise<void>;
 }
 
-/** An HTTPS server on 127.0.0.1 with a certificate from a fresh CA; caBundle is base64 PEM. */
+/**
+ * An HTTPS server on 127.0.0.1 with a certificate from ca (by default one for localhost and
+ * 127.0.0.1); caBundle is base64 PEM.
+ */
 export async function localHTTPS(
   ca: KeyPair,
   handler: (
     body: any,
     req: import('node:http').IncomingMessage,
   ) => Promise<{ status?: number; body: unknown }>,
+  serving?: KeyPair,
 ): Promise<LocalHTTPS> {
-  const serving = await createServingCert(ca, 'webhook', { dnsNames: ['localhost'], ips: ['127.0.0.1'] });
+  serving ??= await createServingCert(ca, 'webhook', { dnsNames: ['localhost'], ips: ['127.0.0.1'] });
   const server = https.createServer({ cert: serving.certPem, key: serving.keyPem }, (req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));

@@ -15,6 +15,13 @@ import type { Registry, ServedResource } from '../../registry/registry';
 import type { AdmissionAttributes, AdmissionPlugin } from './types';
 import { ADMISSION_CONFIGURATION_RESOURCES, decodeMutated, Lister } from './util';
 import { HookReinvocation } from './reinvocation';
+import {
+  calledURL,
+  serviceHostname,
+  type DialTarget,
+  type WebhookServiceResolver,
+} from '../../aggregator/service-resolver';
+import type { ServiceRef } from '../../aggregator/resolve';
 
 const log = logger('admission');
 const GROUP = 'admissionregistration.k8s.io';
@@ -86,7 +93,7 @@ function post(
   body: Buffer,
   timeoutMs: number,
   caBundle: string | undefined,
-  connect?: { host: string; servername: string },
+  connect?: DialTarget,
 ): Promise<{ status: number; body: Buffer }> {
   return new Promise((resolve, reject) => {
     const req = https.request(
@@ -94,7 +101,7 @@ function post(
         method: 'POST',
         protocol: 'https:',
         host: connect?.host ?? url.hostname.replace(/^\[|\]$/g, ''),
-        port: url.port || 443,
+        port: connect?.port ?? (url.port || 443),
         path: url.pathname + url.search,
         servername: connect?.servername ?? (/^[\d.:[\]]+$/.test(url.hostname) ? undefined : url.hostname),
         agent: agentFor(caBundle),
@@ -122,20 +129,15 @@ function post(
   });
 }
 
-export interface WebhookOptions {
-  /** Where a service reference is reached: its cluster IP by default. */
-  resolveService?(namespace: string, name: string, port: number): Promise<string | null>;
-}
-
 export class AdmissionWebhook implements AdmissionPlugin {
   private readonly configs: Lister;
   private readonly namespaces: Lister;
-  private readonly services: Lister;
 
   constructor(
     readonly name: 'MutatingAdmissionWebhook' | 'ValidatingAdmissionWebhook',
     private readonly registry: () => Registry,
-    private readonly opts: WebhookOptions = {},
+    /** Where a webhook given as a Service is reached. */
+    private readonly services: WebhookServiceResolver,
   ) {
     const mutating = name === 'MutatingAdmissionWebhook';
     this.configs = new Lister(
@@ -144,7 +146,6 @@ export class AdmissionWebhook implements AdmissionPlugin {
       mutating ? 'mutatingwebhookconfigurations' : 'validatingwebhookconfigurations',
     );
     this.namespaces = new Lister(registry, '', 'namespaces');
-    this.services = new Lister(registry, '', 'services');
     // With no configuration of this kind (the usual case), a request costs no turn of the event loop.
     if (mutating) this.admit = (a) => (this.configs.isEmpty() ? undefined : this.run(a, true));
     else this.validate = (a) => (this.configs.isEmpty() ? undefined : this.run(a, false));
@@ -252,20 +253,14 @@ export class AdmissionWebhook implements AdmissionPlugin {
     }
   }
 
-  private async url(w: any): Promise<{ url: URL; connect?: { host: string; servername: string } }> {
+  /** The URL called (a service by its DNS name, as Kubernetes names it) and the service it is. */
+  private url(w: any): { url: URL; service?: ServiceRef } {
     const cc = w.clientConfig ?? {};
     if (cc.url) return { url: new URL(cc.url) };
     const svc = cc.service;
     if (!svc) throw new CallError('failed to call webhook: webhook has no clientConfig url or service');
-    const port = svc.port ?? 443;
-    const host = `${svc.name}.${svc.namespace}.svc`;
-    const url = new URL(`https://${host}:${port}${svc.path ?? ''}`);
-    const resolved = this.opts.resolveService
-      ? await this.opts.resolveService(svc.namespace, svc.name, port)
-      : ((await this.services.get(svc.namespace, svc.name))?.spec?.clusterIP ?? null);
-    if (!resolved || resolved === 'None')
-      throw new CallError(`failed to call webhook: service "${svc.namespace}/${svc.name}" not found`);
-    return { url, connect: { host: resolved, servername: host } };
+    const service = { namespace: svc.namespace, name: svc.name, port: svc.port ?? 443 };
+    return { url: new URL(`https://${serviceHostname(service)}:${service.port}${svc.path ?? ''}`), service };
   }
 
   private async review(a: AdmissionAttributes, as: ServedResource | 'exact', version: string): Promise<any> {
@@ -340,10 +335,12 @@ export class AdmissionWebhook implements AdmissionPlugin {
           `failed to call webhook: webhook does not accept v1 or v1beta1 AdmissionReview, accepts ${versions.join(', ')}`,
         );
       const review = await this.review(a, as, version);
-      const { url, connect } = await this.url(w);
+      const { url, service } = this.url(w);
       url.searchParams.set('timeout', `${timeoutSeconds}s`);
       let res: { status: number; body: Buffer };
       try {
+        // Resolved when dialling, as Kubernetes' webhook client does: a failure is the call's.
+        const connect = service && (await this.services.dialTarget(service));
         res = await post(
           url,
           Buffer.from(JSON.stringify(review)),
@@ -352,7 +349,9 @@ export class AdmissionWebhook implements AdmissionPlugin {
           connect,
         );
       } catch (err) {
-        throw new CallError(`failed to call webhook: Post "${url.href}": ${(err as Error).message}`);
+        throw new CallError(
+          `failed to call webhook: Post "${calledURL(url, service)}": ${(err as Error).message}`,
+        );
       }
       if (res.status < 200 || res.status >= 300)
         throw new CallError(

@@ -21,6 +21,7 @@ import type { WatchStream } from '../reads';
 import { CRDCleanup } from './cleanup';
 import { calculateNames, ESTABLISHED, sameNames } from './conditions';
 import { ServedCRDs } from './serving';
+import type { WebhookServiceResolver } from '../../aggregator/service-resolver';
 import {
   CLEANUP_FINALIZER,
   CRD_GROUP,
@@ -37,6 +38,8 @@ const log = logger('apiextensions');
 
 export interface CRDControllerOptions {
   registry: Registry;
+  /** Where conversion webhooks given as a Service are reached. */
+  services: WebhookServiceResolver;
   /** Receives the published schemas of established CRDs. */
   openapi?: OpenAPIService;
   now?: () => Date;
@@ -87,6 +90,7 @@ export class CRDController {
   constructor(private readonly o: CRDControllerOptions) {
     this.served = new ServedCRDs({
       registry: o.registry,
+      services: o.services,
       openapi: o.openapi,
       terminating: (name) => this.terminating(name),
       later: (fn, ms) => this.later(fn, ms),

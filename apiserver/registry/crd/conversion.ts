@@ -13,8 +13,13 @@
 import https from 'node:https';
 import { randomUUID } from 'node:crypto';
 import { internalError } from '../../../shared/api/status';
-import { systemContext } from '../context';
-import type { Registry } from '../registry';
+import {
+  calledURL,
+  serviceHostname,
+  type DialTarget,
+  type WebhookServiceResolver,
+} from '../../aggregator/service-resolver';
+import type { ServiceRef } from '../../aggregator/resolve';
 
 export interface WebhookClientConfig {
   url?: string;
@@ -26,9 +31,6 @@ export interface ConversionWebhook {
   clientConfig?: WebhookClientConfig;
   conversionReviewVersions?: string[];
 }
-
-/** Where a service is reached: its cluster IP, as kube-apiserver's default resolver does. */
-export type ServiceResolver = (namespace: string, name: string) => Promise<string | null>;
 
 const TIMEOUT_MS = 30_000;
 const agents = new Map<string, https.Agent>();
@@ -45,18 +47,14 @@ function agentFor(caBundle: string | undefined): https.Agent {
   return a;
 }
 
-function post(
-  url: URL,
-  body: Buffer,
-  caBundle: string | undefined,
-  connect?: { host: string; servername: string },
-) {
+/** href: the URL as errors name it. */
+function post(url: URL, href: string, body: Buffer, caBundle: string | undefined, connect?: DialTarget) {
   return new Promise<any>((resolve, reject) => {
     const req = https.request(
       {
         method: 'POST',
         hostname: connect?.host ?? url.hostname.replace(/^\[|\]$/g, ''),
-        port: url.port || 443,
+        port: connect?.port ?? (url.port || 443),
         path: `${url.pathname}${url.search}`,
         servername: connect?.servername ?? (/^[\d.:[\]]+$/.test(url.hostname) ? undefined : url.hostname),
         headers: {
@@ -86,7 +84,7 @@ function post(
       },
     );
     req.on('timeout', () => req.destroy(new Error('context deadline exceeded')));
-    req.on('error', (e) => reject(new Error(`Post "${url.href}": ${e.message}`)));
+    req.on('error', (e) => reject(new Error(`Post "${href}": ${e.message}`)));
     req.end(body);
   });
 }
@@ -98,19 +96,28 @@ export class WebhookConverter {
   constructor(
     private readonly hook: ConversionWebhook,
     private readonly kind: string,
-    private readonly resolveService: ServiceResolver,
+    /** Where a webhook given as a Service is reached. */
+    private readonly services: WebhookServiceResolver,
   ) {}
 
-  private async target(): Promise<{ url: URL; connect?: { host: string; servername: string } }> {
+  /** The URL called (a service by its DNS name, as Kubernetes names it) and the service it is. */
+  private target(): { url: URL; service?: ServiceRef } {
     const cc = this.hook.clientConfig ?? {};
     if (cc.url) return { url: new URL(cc.url) };
     const svc = cc.service;
     if (!svc) throw new Error('webhook has no clientConfig url or service');
-    const host = `${svc.name}.${svc.namespace}.svc`;
-    const url = new URL(`https://${host}:${svc.port ?? 443}${svc.path ?? ''}`);
-    const ip = await this.resolveService(svc.namespace, svc.name);
-    if (!ip || ip === 'None') throw new Error(`service "${svc.namespace}/${svc.name}" not found`);
-    return { url, connect: { host: ip, servername: host } };
+    const service = { namespace: svc.namespace, name: svc.name, port: svc.port ?? 443 };
+    return { url: new URL(`https://${serviceHostname(service)}:${service.port}${svc.path ?? ''}`), service };
+  }
+
+  /** Where to connect, resolved when dialling as Kubernetes' webhook client does. */
+  private async dial(url: URL, service: ServiceRef | undefined): Promise<DialTarget | undefined> {
+    if (!service) return undefined;
+    try {
+      return await this.services.dialTarget(service);
+    } catch (e) {
+      throw new Error(`Post "${calledURL(url, service)}": ${(e as Error).message}`, { cause: e });
+    }
   }
 
   /** Converts objects (all of one apiVersion) to desiredAPIVersion. */
@@ -141,12 +148,13 @@ export class WebhookConverter {
       kind: 'ConversionReview',
       request: { uid, desiredAPIVersion, objects },
     };
-    const { url, connect } = await this.target();
+    const { url, service } = this.target();
     const out = await post(
       url,
+      calledURL(url, service),
       Buffer.from(JSON.stringify(review)),
       this.hook.clientConfig?.caBundle,
-      connect,
+      await this.dial(url, service),
     );
     const response = out?.response;
     if (!isObj(response)) throw new Error('no response provided');
@@ -229,18 +237,5 @@ export class PreparedConversion {
     if (c === undefined)
       throw internalError(new Error(`conversion to ${this.storageAPIVersion} was not prepared`));
     return structuredClone(c);
-  };
-}
-
-/** A service's cluster IP (where kube-apiserver sends webhook calls by default). */
-export function clusterIPOf(registry: Registry) {
-  return async (namespace: string, name: string): Promise<string | null> => {
-    const services = registry.preferred('', 'services');
-    if (!services) return null;
-    try {
-      return (await services.store.reader.get(systemContext(namespace), name)).obj?.spec?.clusterIP ?? null;
-    } catch {
-      return null;
-    }
   };
 }

@@ -27,7 +27,8 @@ import { toScale, type ScalePaths } from '../strategies/scale';
 import { jsonEqual } from '../../../shared/api/json-value';
 import { publishVersion, type PublishedVersion } from './openapi';
 import { rulesCheck, type RulesCheck } from './validation-rules-eval';
-import { clusterIPOf, PreparedConversion, WebhookConverter } from './conversion';
+import { PreparedConversion, WebhookConverter } from './conversion';
+import type { WebhookServiceResolver } from '../../aggregator/service-resolver';
 import {
   applySchemaDefaults,
   hasDefaults,
@@ -63,6 +64,8 @@ export interface CRDServing {
 
 export interface BuildOptions {
   registry: Registry;
+  /** Where a conversion webhook given as a Service is reached. */
+  services: WebhookServiceResolver;
   /** Read at request time: creates are refused while the CRD is terminating. */
   terminating(): boolean;
 }
@@ -274,7 +277,7 @@ export function buildServing(crd: CRD, o: BuildOptions): CRDServing {
   const schemaOf = (v: CRDVersion) => v.schema?.openAPIV3Schema;
   const webhook = crd.spec.conversion?.strategy === 'Webhook';
   const converter = webhook
-    ? new WebhookConverter(crd.spec.conversion?.webhook ?? {}, kind, clusterIPOf(o.registry))
+    ? new WebhookConverter(crd.spec.conversion?.webhook ?? {}, kind, o.services)
     : undefined;
   const primary = o.registry.newStore(resFor(sv), {
     schema: schemaHooks(schemaOf(sv), namespaced),

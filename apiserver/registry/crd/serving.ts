@@ -8,6 +8,7 @@ import type { OpenAPIService, Schema as OpenAPISchema } from '../../../shared/ap
 import type { ResourceFacts } from '../../../shared/api/schema-types';
 import type { Registry } from '../registry';
 import { buildServing, servingFingerprint, type CRDServing } from './served';
+import type { WebhookServiceResolver } from '../../aggregator/service-resolver';
 import type { CRD } from './types';
 
 const log = logger('apiextensions');
@@ -26,6 +27,8 @@ export class ServedCRDs {
   constructor(
     private readonly d: {
       registry: Registry;
+      /** Where conversion webhooks given as a Service are reached. */
+      services: WebhookServiceResolver;
       /** Receives the published schemas of established CRDs. */
       openapi?: OpenAPIService;
       /** Whether the CRD is being deleted (its endpoints refuse creates then). */
@@ -66,7 +69,11 @@ export class ServedCRDs {
     this.overlapping.delete(name);
     let next: CRDServing;
     try {
-      next = buildServing(crd, { registry: this.d.registry, terminating: () => this.d.terminating(name) });
+      next = buildServing(crd, {
+        registry: this.d.registry,
+        services: this.d.services,
+        terminating: () => this.d.terminating(name),
+      });
     } catch (err) {
       log.error('cannot serve CRD', { crd: name, err: String(err) });
       return;
