@@ -274,6 +274,73 @@ describe('pods on containerd: a local cluster running real containers', function
     await ok(['delete', 'pod', 'ready', '--wait=false']);
   });
 
+  const running = (name: string) =>
+    waitUntil(
+      async () => {
+        const p = await getPod(name);
+        return p.status?.phase === 'Running' && p.status.containerStatuses?.every((c: any) => c.ready)
+          ? p
+          : undefined;
+      },
+      60_000,
+      `pod ${name} Running`,
+    );
+
+  it("runs a preStop exec hook that reaches another pod's IP before the container is stopped", async () => {
+    // The lifecycle-hook spec's handler: an HTTP server that logs each request line (here busybox nc).
+    await apply({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'hook-handler' },
+      spec: {
+        terminationGracePeriodSeconds: 1,
+        containers: [
+          bb(
+            'handler',
+            "trap 'exit 0' TERM; while true; do printf 'HTTP/1.0 200 OK\\r\\n\\r\\nok' | nc -l -p 8080; done",
+          ),
+        ],
+      },
+    });
+    const handler = await running('hook-handler');
+    await apply({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'pod-with-prestop-exec-hook' },
+      spec: {
+        containers: [
+          bb('hooked', "trap 'exit 0' TERM; while true; do sleep 1; done", {
+            lifecycle: {
+              preStop: {
+                exec: {
+                  command: ['sh', '-c', `wget -q -O- http://${handler.status.podIP}:8080/echo?msg=prestop`],
+                },
+              },
+            },
+          }),
+        ],
+      },
+    });
+    await running('pod-with-prestop-exec-hook');
+    await ok(['delete', 'pod', 'pod-with-prestop-exec-hook', '--grace-period=15', '--wait=true']);
+    await waitUntil(
+      async () => /GET \/echo\?msg=prestop/.test(await ok(['logs', 'hook-handler'])),
+      30_000,
+      'the handler to log the preStop request',
+    );
+    const events = await json(
+      'get',
+      'events',
+      '--field-selector',
+      'involvedObject.name=pod-with-prestop-exec-hook',
+    );
+    assert.deepEqual(
+      events.items.filter((e: any) => e.reason === 'FailedPreStopHook').map((e: any) => e.message),
+      [],
+    );
+    await ok(['delete', 'pod', 'hook-handler', '--wait=false']);
+  });
+
   it('gives a container env from a ConfigMap and a Secret and mounts a ConfigMap', async () => {
     await apply(
       {
