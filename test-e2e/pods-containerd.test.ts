@@ -10,7 +10,7 @@ import { Agent, request } from 'undici';
 import { CriClient } from '../shared/cri/client';
 import { loadKubeconfig } from '../shared/client/kubeconfig';
 import { runtimeTestsUnavailable, testImagesDir, testPodCIDR } from '../nodeagent/cri/testing';
-import { waitUntil } from '../shared/cluster/process';
+import { freePort, waitUntil } from '../shared/cluster/process';
 import { startCluster } from './support/cluster';
 import { kubectl, kubectlAvailable } from './support/kubectl';
 
@@ -339,6 +339,45 @@ describe('pods on containerd: a local cluster running real containers', function
       [],
     );
     await ok(['delete', 'pod', 'hook-handler', '--wait=false']);
+  });
+
+  it('maps the same host port on two host IPs to two pods (each on its own address)', async () => {
+    const hostPort = await freePort();
+    /** A pod answering its name on 8080, published on hostIP:hostPort. */
+    const published = (name: string, hostIP: string) => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name },
+      spec: {
+        terminationGracePeriodSeconds: 1,
+        containers: [
+          bb(
+            'web',
+            `trap 'exit 0' TERM; while true; do printf 'HTTP/1.0 200 OK\\r\\n\\r\\n${name}' | nc -l -p 8080; done`,
+            { ports: [{ containerPort: 8080, hostPort, hostIP }] },
+          ),
+        ],
+      },
+    });
+    await apply(published('port-a', '127.0.0.1'), published('port-b', '127.0.0.2'));
+    await running('port-a');
+    await running('port-b');
+    const answer = (ip: string) =>
+      waitUntil(
+        async () => {
+          try {
+            const r = await request(`http://${ip}:${hostPort}/`, { headersTimeout: 5000, bodyTimeout: 5000 });
+            return (await r.body.text()).trim();
+          } catch {
+            return undefined;
+          }
+        },
+        30_000,
+        `an answer on ${ip}:${hostPort}`,
+      );
+    assert.equal(await answer('127.0.0.1'), 'port-a');
+    assert.equal(await answer('127.0.0.2'), 'port-b');
+    await ok(['delete', 'pod', 'port-a', 'port-b', '--wait=false']);
   });
 
   it('gives a container env from a ConfigMap and a Secret and mounts a ConfigMap', async () => {
