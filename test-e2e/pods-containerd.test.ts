@@ -341,10 +341,13 @@ describe('pods on containerd: a local cluster running real containers', function
     await ok(['delete', 'pod', 'hook-handler', '--wait=false']);
   });
 
-  it('maps the same host port on two host IPs to two pods (each on its own address)', async () => {
+  it("runs the hostPort predicate spec's pods: one port on localhost, the node's IP, and UDP, each answering on its own address", async () => {
+    const node = (await json('get', 'nodes')).items[0];
+    const nodeIP = node.status.addresses.find((a: any) => a.type === 'InternalIP').address;
+    assert.notEqual(nodeIP, '127.0.0.1', "the node's IP is not localhost");
     const hostPort = await freePort();
     /** A pod answering its name on 8080, published on hostIP:hostPort. */
-    const published = (name: string, hostIP: string) => ({
+    const published = (name: string, hostIP: string, protocol = 'TCP') => ({
       apiVersion: 'v1',
       kind: 'Pod',
       metadata: { name },
@@ -354,14 +357,17 @@ describe('pods on containerd: a local cluster running real containers', function
           bb(
             'web',
             `trap 'exit 0' TERM; while true; do printf 'HTTP/1.0 200 OK\\r\\n\\r\\n${name}' | nc -l -p 8080; done`,
-            { ports: [{ containerPort: 8080, hostPort, hostIP }] },
+            { ports: [{ containerPort: 8080, hostPort, hostIP, protocol }] },
           ),
         ],
       },
     });
-    await apply(published('port-a', '127.0.0.1'), published('port-b', '127.0.0.2'));
-    await running('port-a');
-    await running('port-b');
+    await apply(
+      published('port-local', '127.0.0.1'),
+      published('port-node', nodeIP),
+      published('port-node-udp', nodeIP, 'UDP'),
+    );
+    for (const name of ['port-local', 'port-node', 'port-node-udp']) await running(name);
     const answer = (ip: string) =>
       waitUntil(
         async () => {
@@ -375,9 +381,9 @@ describe('pods on containerd: a local cluster running real containers', function
         30_000,
         `an answer on ${ip}:${hostPort}`,
       );
-    assert.equal(await answer('127.0.0.1'), 'port-a');
-    assert.equal(await answer('127.0.0.2'), 'port-b');
-    await ok(['delete', 'pod', 'port-a', 'port-b', '--wait=false']);
+    assert.equal(await answer('127.0.0.1'), 'port-local');
+    assert.equal(await answer(nodeIP), 'port-node');
+    await ok(['delete', 'pod', 'port-local', 'port-node', 'port-node-udp', '--wait=false']);
   });
 
   it('gives a container env from a ConfigMap and a Secret and mounts a ConfigMap', async () => {
