@@ -327,6 +327,79 @@ describe('nodeagent: a node agent against a real apiserver', function () {
     assert.equal(done.status.containerStatuses[0].state.terminated.reason, 'Completed');
   });
 
+  /** A pod bound by name to the node, its one container asking for these host ports (and resources). */
+  const boundPod = (name: string, ports: any[], requests?: Record<string, string>) =>
+    pods().create({
+      metadata: { name },
+      spec: {
+        nodeName: node,
+        containers: [
+          {
+            name: 'c',
+            image: 'busybox:1.36',
+            ports,
+            resources: requests ? { requests, limits: requests } : undefined,
+          },
+        ],
+      },
+    });
+  const podFailed = async (name: string) => {
+    const p: any = await pods().get(name);
+    return p.status?.phase === 'Failed' ? p : undefined;
+  };
+
+  it('rejects a pod bound to it whose host port a running pod holds (NodePorts); another protocol or host IP runs', async () => {
+    await boundPod('port-holder', [{ containerPort: 80, hostPort: 21017 }]);
+    await waitUntil(() => podRunning('port-holder'), 20_000, 'port-holder to run');
+    await boundPod('port-taker', [{ containerPort: 8080, hostPort: 21017, protocol: 'TCP' }]);
+    const rejected: any = await waitUntil(() => podFailed('port-taker'), 20_000, 'port-taker to be rejected');
+    assert.equal(rejected.status.reason, 'NodePorts');
+    assert.equal(
+      rejected.status.message,
+      "Pod was rejected: Predicate NodePorts failed: node(s) didn't have free ports for the requested pod ports",
+    );
+    assert.equal(rejected.status.containerStatuses?.[0]?.state?.running, undefined);
+    // The holder binds every address on TCP: UDP on the same port is free.
+    await boundPod('port-udp', [{ containerPort: 8080, hostPort: 21017, protocol: 'UDP' }]);
+    await waitUntil(() => podRunning('port-udp'), 20_000, 'port-udp to run');
+    // Specific host IPs do not overlap each other.
+    await boundPod('port-ip-a', [{ containerPort: 80, hostPort: 21018, hostIP: '127.0.0.1' }]);
+    await boundPod('port-ip-b', [{ containerPort: 80, hostPort: 21018, hostIP: '127.0.0.2' }]);
+    await waitUntil(() => podRunning('port-ip-a'), 20_000, 'port-ip-a to run');
+    await waitUntil(() => podRunning('port-ip-b'), 20_000, 'port-ip-b to run');
+    // Once the holder is gone, a new pod gets the port.
+    await pods().delete('port-holder', { gracePeriodSeconds: 0 });
+    await waitUntil(
+      async () => !(await pods().list()).items.some((p) => p.metadata.name === 'port-holder'),
+      20_000,
+      'port-holder to be gone',
+    );
+    await boundPod('port-taker-2', [{ containerPort: 8080, hostPort: 21017 }]);
+    await waitUntil(() => podRunning('port-taker-2'), 20_000, 'port-taker-2 to run');
+  });
+
+  it('makes an extended resource advertised in its capacity allocatable, and rejects pods asking for more', async () => {
+    await client
+      .resource('nodes')
+      .patch(node, [{ op: 'add', path: '/status/capacity/example.com~1dongle', value: '4' }], 'json', {
+        subresource: 'status',
+      });
+    await waitUntil(
+      async () => (await getNode(node))?.status?.allocatable?.['example.com/dongle'] === '4',
+      20_000,
+      'the dongles to be allocatable',
+    );
+    await boundPod('dongles-3', [], { 'example.com/dongle': '3' });
+    await waitUntil(() => podRunning('dongles-3'), 20_000, 'dongles-3 to run');
+    await boundPod('dongles-2', [], { 'example.com/dongle': '2' });
+    const rejected: any = await waitUntil(() => podFailed('dongles-2'), 20_000, 'dongles-2 to be rejected');
+    assert.equal(rejected.status.reason, 'OutOfexample.com/dongle');
+    assert.equal(
+      rejected.status.message,
+      "Pod was rejected: Node didn't have enough resource: example.com/dongle, requested: 2, used: 3, capacity: 4",
+    );
+  });
+
   it('terminates a deleted pod gracefully: the grace period is observed, then it is gone', async () => {
     await pods().create({
       metadata: { name: 'slow', annotations: { 'tkube.io/fake-stop-seconds': '60' } },

@@ -12,7 +12,7 @@ import { Agent, request } from 'undici';
 import { CriClient } from '../shared/cri/client';
 import { loadKubeconfig } from '../shared/client/kubeconfig';
 import { runtimeTestsUnavailable, testImagesDir, testPodCIDR } from '../nodeagent/cri/testing';
-import { waitUntil } from '../shared/cluster/process';
+import { freePort, waitUntil } from '../shared/cluster/process';
 import { startCluster } from './support/cluster';
 import { kubectl, kubectlAvailable } from './support/kubectl';
 
@@ -274,6 +274,118 @@ describe('pods on containerd: a local cluster running real containers', function
     await waitUntil(async () => !isReady(await getPod('ready')), 30_000, 'pod not Ready again');
     await waitUntil(async () => (await readyAddresses()).length === 0, 30_000, 'no ready endpoint');
     await ok(['delete', 'pod', 'ready', '--wait=false']);
+  });
+
+  const running = (name: string) =>
+    waitUntil(
+      async () => {
+        const p = await getPod(name);
+        return p.status?.phase === 'Running' && p.status.containerStatuses?.every((c: any) => c.ready)
+          ? p
+          : undefined;
+      },
+      60_000,
+      `pod ${name} Running`,
+    );
+
+  it("runs a preStop exec hook that reaches another pod's IP before the container is stopped", async () => {
+    // The lifecycle-hook spec's handler: an HTTP server that logs each request line (here busybox nc).
+    await apply({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'hook-handler' },
+      spec: {
+        terminationGracePeriodSeconds: 1,
+        containers: [
+          bb(
+            'handler',
+            "trap 'exit 0' TERM; while true; do printf 'HTTP/1.0 200 OK\\r\\n\\r\\nok' | nc -l -p 8080; done",
+          ),
+        ],
+      },
+    });
+    const handler = await running('hook-handler');
+    await apply({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'pod-with-prestop-exec-hook' },
+      spec: {
+        containers: [
+          bb('hooked', "trap 'exit 0' TERM; while true; do sleep 1; done", {
+            lifecycle: {
+              preStop: {
+                exec: {
+                  command: ['sh', '-c', `wget -q -O- http://${handler.status.podIP}:8080/echo?msg=prestop`],
+                },
+              },
+            },
+          }),
+        ],
+      },
+    });
+    await running('pod-with-prestop-exec-hook');
+    await ok(['delete', 'pod', 'pod-with-prestop-exec-hook', '--grace-period=15', '--wait=true']);
+    await waitUntil(
+      async () => /GET \/echo\?msg=prestop/.test(await ok(['logs', 'hook-handler'])),
+      30_000,
+      'the handler to log the preStop request',
+    );
+    const events = await json(
+      'get',
+      'events',
+      '--field-selector',
+      'involvedObject.name=pod-with-prestop-exec-hook',
+    );
+    assert.deepEqual(
+      events.items.filter((e: any) => e.reason === 'FailedPreStopHook').map((e: any) => e.message),
+      [],
+    );
+    await ok(['delete', 'pod', 'hook-handler', '--wait=false']);
+  });
+
+  it("runs the hostPort predicate spec's pods: one port on localhost, the node's IP, and UDP, each answering on its own address", async () => {
+    const node = (await json('get', 'nodes')).items[0];
+    const nodeIP = node.status.addresses.find((a: any) => a.type === 'InternalIP').address;
+    assert.notEqual(nodeIP, '127.0.0.1', "the node's IP is not localhost");
+    const hostPort = await freePort();
+    /** A pod answering its name on 8080, published on hostIP:hostPort. */
+    const published = (name: string, hostIP: string, protocol = 'TCP') => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name },
+      spec: {
+        terminationGracePeriodSeconds: 1,
+        containers: [
+          bb(
+            'web',
+            `trap 'exit 0' TERM; while true; do printf 'HTTP/1.0 200 OK\\r\\n\\r\\n${name}' | nc -l -p 8080; done`,
+            { ports: [{ containerPort: 8080, hostPort, hostIP, protocol }] },
+          ),
+        ],
+      },
+    });
+    await apply(
+      published('port-local', '127.0.0.1'),
+      published('port-node', nodeIP),
+      published('port-node-udp', nodeIP, 'UDP'),
+    );
+    for (const name of ['port-local', 'port-node', 'port-node-udp']) await running(name);
+    const answer = (ip: string) =>
+      waitUntil(
+        async () => {
+          try {
+            const r = await request(`http://${ip}:${hostPort}/`, { headersTimeout: 5000, bodyTimeout: 5000 });
+            return (await r.body.text()).trim();
+          } catch {
+            return undefined;
+          }
+        },
+        30_000,
+        `an answer on ${ip}:${hostPort}`,
+      );
+    assert.equal(await answer('127.0.0.1'), 'port-local');
+    assert.equal(await answer(nodeIP), 'port-node');
+    await ok(['delete', 'pod', 'port-local', 'port-node', 'port-node-udp', '--wait=false']);
   });
 
   it('gives a container env from a ConfigMap and a Secret and mounts a ConfigMap', async () => {

@@ -185,6 +185,7 @@ export async function startNodeAgent(
     rootDir: cfg.rootDir,
     clusterDomain: cfg.clusterDomain || undefined,
     allocatable: () => status?.current()?.status?.allocatable,
+    node: () => status?.current(),
     clock,
     nodeIPs: () => nodeIPs,
     nodeUID,

@@ -7,7 +7,7 @@
 // PodManager is the coordinator the rest of the agent talks to; each job is
 // its own module:
 //   records.ts          what is known of each pod (PodRecord) and the table of them
-//   admission.ts        waiting for the sources, --max-pods
+//   admission.ts        waiting for the sources, resources and host ports
 //   sync-queue.ts       when a pod is synced (serialized per pod, wake-ups, resync)
 //   worker.ts           what one sync does (run, restart, terminate, final delete, teardown)
 //   active-deadline.ts  when spec.activeDeadlineSeconds fails the pod (DeadlineExceeded)
@@ -60,6 +60,8 @@ export interface PodManagerOptions {
   clusterDomain?: string;
   /** The node's allocatable (the downward API's default of unset limits); default: the machine's. */
   allocatable?(): Record<string, string> | undefined;
+  /** The Node as last read (admission checks its allocatable). */
+  node?(): KubeObject | undefined;
   clock?: Clock;
   nodeIPs(): string[];
   /** The Node's uid once registered (mirror pods are owned by it). */
@@ -166,6 +168,7 @@ export class PodManager {
     this.admission = new PodAdmission({
       records,
       maxPods: o.maxPods,
+      node: o.node,
       runtime: o.runtime,
       events,
       requestSync,

@@ -9,7 +9,7 @@ import type { Client } from '../../shared/client/client';
 import { isAlreadyExists, isNotFound } from '../../shared/client';
 import { logger } from '../../shared/log';
 import { NodeLeaseController } from '../lease/lease';
-import { initialNode, nodeConditions, nodeStatus, type StatusFacts } from '../status/node';
+import { initialNode, nodeConditions, nodeStatus, nodeStatusPatch, type StatusFacts } from '../status/node';
 import type { MachineInfo } from '../status/sysinfo';
 import type { NodeAgentConfig } from '../app/config';
 
@@ -116,9 +116,9 @@ export class SimulatedNode {
   async report(signal?: AbortSignal, force = false): Promise<void> {
     const now = Date.now();
     if (!force && now - this.lastReport < this.config.nodeStatusReportFrequencyMs) return;
-    const status = nodeStatus(this.facts, this.conditions(now));
+    const status = nodeStatus(this.facts, this.conditions(now), this.node?.status);
     try {
-      this.node = await this.nodes.patch(this.name, { status }, 'strategic', {
+      this.node = await this.nodes.patch(this.name, nodeStatusPatch(status, this.node?.status), 'strategic', {
         subresource: 'status',
         signal,
       });

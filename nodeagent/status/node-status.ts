@@ -19,6 +19,7 @@ import {
   initialNode,
   nodeConditions,
   nodeStatus,
+  nodeStatusPatch,
   reconcileExisting,
   statusChanged,
   type NodeImage,
@@ -235,7 +236,7 @@ export class NodeStatusManager {
       throw err;
     }
     const conditions = this.conditions(current.status?.conditions);
-    const status = nodeStatus(f, conditions);
+    const status = nodeStatus(f, conditions, current.status);
     const now = this.clock.now();
     const due = now - this.lastReport >= this.d.config.nodeStatusReportFrequencyMs;
     if (!due && !statusChanged(current.status, status)) {
@@ -243,7 +244,7 @@ export class NodeStatusManager {
       else this.node = current;
       return false;
     }
-    const patch = { status };
+    const patch = nodeStatusPatch(status, current.status);
     const written = await this.nodes.patch(this.d.config.nodeName, patch, 'strategic', {
       subresource: 'status',
     });

@@ -10,6 +10,7 @@ import {
   isKubeletLabel,
   isKubernetesLabel,
 } from '../../shared/api/nodes';
+import { isExtendedResourceName } from '../../shared/api/resource-list';
 import { TAINT_UNSCHEDULABLE } from '../../shared/api/taints';
 import type { NodeAgentConfig, Taint } from '../app/config';
 import { evictionReservation, type PressureCondition } from './eviction';
@@ -74,25 +75,39 @@ export interface ResourceFacts {
   maxPods: number;
 }
 
+/** What the Node already reports, that the agent's status is computed over. */
+export interface ReportedResources {
+  capacity?: Record<string, string>;
+  allocatable?: Record<string, string>;
+}
+
+/**
+ * kubelet's MachineInfo setter: the machine's capacity over whatever the Node
+ * already advertises (a user's extended resources, patched into
+ * status.capacity, stay), allocatable = capacity minus the reservations for
+ * every one of them.
+ */
 export function capacityAndAllocatable(
   r: ResourceFacts,
   cfg: Pick<NodeAgentConfig, 'evictionHard'>,
+  existing: ReportedResources = {},
 ): { capacity: Record<string, string>; allocatable: Record<string, string> } {
   const reserved = evictionReservation(cfg.evictionHard, {
     memory: r.memory,
     ephemeralStorage: r.ephemeralStorage,
   });
-  const capacity = {
+  const capacity: Record<string, string> = {
+    ...existing.capacity,
     cpu: String(r.cores),
     'ephemeral-storage': formatBytes(r.ephemeralStorage),
     memory: formatBytes(r.memory),
     pods: String(r.maxPods),
   };
-  const allocatable = {
-    cpu: String(r.cores),
+  // Only the agent's own resources have reservations: the others are allocatable as advertised.
+  const allocatable: Record<string, string> = {
+    ...capacity,
     'ephemeral-storage': formatBytes(r.ephemeralStorage - reserved.ephemeralStorage),
     memory: formatBytes(r.memory - reserved.memory),
-    pods: String(r.maxPods),
   };
   return { capacity, allocatable };
 }
@@ -222,9 +237,16 @@ export function nodeConditions(previous: any[] | undefined, input: ConditionInpu
   });
 }
 
-/** The status the agent reports (conditions computed separately). */
-export function nodeStatus(f: StatusFacts, conditions: any[]): Record<string, unknown> {
-  const { capacity, allocatable } = capacityAndAllocatable(f.resources, f.config);
+/**
+ * The status the agent reports (conditions computed separately), over the
+ * Node's current status when there is one.
+ */
+export function nodeStatus(
+  f: StatusFacts,
+  conditions: any[],
+  existing?: ReportedResources,
+): Record<string, unknown> {
+  const { capacity, allocatable } = capacityAndAllocatable(f.resources, f.config, existing);
   const images = reportedImages(f.images, f.config.nodeStatusMaxImages);
   return {
     capacity,
@@ -235,6 +257,25 @@ export function nodeStatus(f: StatusFacts, conditions: any[]): Record<string, un
     nodeInfo: nodeInfo(f),
     ...(images.length ? { images } : {}),
   };
+}
+
+/**
+ * The status patch (strategic merge): the status, and null for each extended
+ * resource allocatable still lists that capacity no longer has (a merge
+ * never drops a map key by itself).
+ */
+export function nodeStatusPatch(
+  status: Record<string, unknown>,
+  existing: ReportedResources | undefined,
+): Record<string, unknown> {
+  const capacity = status.capacity as Record<string, string>;
+  const removed = Object.keys(existing?.allocatable ?? {}).filter(
+    (k) => !(k in capacity) && isExtendedResourceName(k),
+  );
+  if (!removed.length) return { status };
+  const allocatable: Record<string, string | null> = { ...(status.allocatable as Record<string, string>) };
+  for (const k of removed) allocatable[k] = null;
+  return { status: { ...status, allocatable } };
 }
 
 function taintObjects(taints: Taint[], registerSchedulable: boolean): any[] {

@@ -3,13 +3,17 @@
 // persistent volume claim. The apiserver's quota admission charges that usage
 // on create; the controller-manager's resourcequota controller sums it.
 import { podRequestsAndLimits, qosClass } from './pod-resources';
-import { addLists, countQuantity, toResourceList, type ResourceList } from './resource-list';
+import {
+  addLists,
+  countQuantity,
+  isNativeResourceName as isNative,
+  toResourceList,
+  type ResourceList,
+} from './resource-list';
 
 const one = () => countQuantity(1);
 
 // ---- pods -------------------------------------------------------------------------
-
-const isNative = (name: string) => !name.includes('/') || name.includes('kubernetes.io/');
 
 const POD_COMPUTE = new Set([
   'pods',

@@ -11,6 +11,14 @@ import {
 
 export type ResourceList = Map<string, Quantity>;
 
+/** v1helper.IsNativeResource: no domain, or a kubernetes.io one. */
+export const isNativeResourceName = (name: string): boolean =>
+  !name.includes('/') || name.includes('kubernetes.io/');
+
+/** v1helper.IsExtendedResourceName: a domain-prefixed name outside kubernetes.io, not a quota "requests." name. */
+export const isExtendedResourceName = (name: string): boolean =>
+  !isNativeResourceName(name) && !name.startsWith('requests.');
+
 export const zeroQuantity = (): Quantity => ({ mant: 0n, exp: 0, format: 'DecimalSI' });
 
 /** A whole number of things (pods, services ...). */

@@ -128,6 +128,8 @@ function cniConfig(o: ContainerdOptions, d: string, bridge: string): string {
           hairpinMode: true,
           ipam: { type: 'host-local', ranges: [[{ subnet: o.podCIDR }]], dataDir: join(d, 'cni', 'ipam') },
         },
+        // Host ports (the sandbox's port mappings), each on its own host IP; only pods with one touch the host's rules.
+        { type: 'portmap', capabilities: { portMappings: true } },
       ],
     },
     null,

@@ -92,6 +92,14 @@ export const SIMULATED_NODES = 'simulated-nodes';
 /** The default pod CIDR of node i (the containerd bridge and the agent's --pod-cidr). */
 export const nodePodCIDR = (i: number) => `10.244.${i}.0/24`;
 
+/**
+ * Node i's address (its InternalIP, where its agent serves): a loopback
+ * address of its own, never 127.0.0.1, so "localhost" and the node's IP are
+ * distinct host IPs for host ports, as on a real node (Kubernetes' hostPort
+ * predicate spec publishes one port on both).
+ */
+export const nodeIP = (i: number) => `127.0.0.${i + 2}`;
+
 export class LocalCluster {
   readonly procs: Proc[] = [];
   readonly containerds: RunningContainerd[] = [];
@@ -383,9 +391,9 @@ export class LocalCluster {
             '--hostname-override',
             nodeName(i),
             '--node-ip',
-            '127.0.0.1',
+            nodeIP(i),
             '--address',
-            '127.0.0.1',
+            nodeIP(i),
             '--port',
             String(ports.port),
             '--read-only-port',

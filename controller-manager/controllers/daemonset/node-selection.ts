@@ -2,7 +2,7 @@
 // node selector and affinity, taints against the pod's tolerations plus the
 // ones every daemon pod gets), and how a pod is tied to its node.
 import { type Obj } from '../util/base';
-import { findUntoleratedTaint, podMatchesNodeSelectorAndAffinity } from '../util/scheduling';
+import { findUntoleratedTaint, podMatchesNodeSelectorAndAffinity } from '../../../shared/api/scheduling';
 import {
   TAINT_DISK_PRESSURE,
   TAINT_MEMORY_PRESSURE,

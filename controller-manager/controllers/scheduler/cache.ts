@@ -6,7 +6,7 @@
 import type { Obj } from '../util/base';
 import { getControllerOf } from '../util/controller-ref';
 import { isPodTerminal } from '../util/pod';
-import { podRequests, toMilli, type Resources } from '../util/scheduling';
+import { hostPortsOf, podRequests, toMilli, type Resources } from '../../../shared/api/scheduling';
 
 /** Requests assumed for scoring when a container states none (DefaultMilliCPURequest, DefaultMemoryRequest). */
 const DEFAULT_MILLI_CPU = 100;
@@ -61,15 +61,6 @@ export function nonZeroRequests(pod: Obj): { cpu: number; mem: number } {
     mem += (r.get('memory') ?? DEFAULT_MEMORY * 1000) / 1000;
   }
   return { cpu, mem };
-}
-
-/** A pod's host ports as "PROTOCOL/hostIP/port". */
-export function hostPortsOf(pod: Obj): string[] {
-  const out: string[] = [];
-  for (const c of pod.spec?.containers ?? [])
-    for (const p of c.ports ?? [])
-      if (p.hostPort) out.push(`${p.protocol ?? 'TCP'}/${p.hostIP || '0.0.0.0'}/${p.hostPort}`);
-  return out;
 }
 
 function shareOf(pod: Obj, node: string, assumed: boolean): PodShare {

@@ -140,6 +140,28 @@ describe('controllers/scheduler', function () {
     await waitFor('big2 bound after big1 is gone', async () => (await boundNode('big2')) === 'small', 5000);
   });
 
+  it('places pods with one host port on other host IPs or protocols together, and keeps a real conflict Pending', async () => {
+    await env.createNode('n1');
+    const onN1 = { nodeSelector: { 'kubernetes.io/hostname': 'n1' } };
+    const withPort = (name: string, port: Record<string, unknown>): KubeObject => ({
+      metadata: { name },
+      spec: { ...onN1, containers: [{ name: 'c', image: 'img', ports: [{ containerPort: 8080, ...port }] }] },
+    });
+    // Kubernetes' hostPort predicate spec: localhost/TCP, the node's IP/TCP, the node's IP/UDP.
+    await pods().create(withPort('local', { hostPort: 54321, hostIP: '127.0.0.1', protocol: 'TCP' }));
+    await pods().create(withPort('node-ip', { hostPort: 54321, hostIP: '192.168.0.1', protocol: 'TCP' }));
+    await pods().create(withPort('node-udp', { hostPort: 54321, hostIP: '192.168.0.1', protocol: 'UDP' }));
+    for (const name of ['local', 'node-ip', 'node-udp'])
+      await waitFor(`${name} bound`, async () => (await boundNode(name)) === 'n1');
+    // Every address (no hostIP) on TCP overlaps both specific ones.
+    await pods().create(withPort('any-ip', { hostPort: 54321 }));
+    const msg = await waitFor('any-ip unschedulable', () => unschedulable('any-ip'));
+    assert.match(
+      msg,
+      /^0\/1 nodes are available: 1 node\(s\) didn't have free ports for the requested pod ports\./,
+    );
+  });
+
   it('over more than 100 nodes, searches past the sampled share until a node fits', async () => {
     // 150 nodes: 100 feasible ones are enough, but only one node fits this pod.
     await Promise.all(

@@ -23,13 +23,15 @@ import { podInformer } from '../util/informers';
 import { isPodTerminal } from '../util/pod';
 import {
   findUntoleratedTaint,
+  hostPortsConflict,
+  hostPortsOf,
   nodeSelectorTermMatches,
   podMatchesNodeSelectorAndAffinity,
   podRequests,
   toMilli,
   type Resources,
-} from '../util/scheduling';
-import { hostPortsOf, nonZeroRequests, SchedulerCache, type NodeUsage } from './cache';
+} from '../../../shared/api/scheduling';
+import { nonZeroRequests, SchedulerCache, type NodeUsage } from './cache';
 import {
   TAINT_NOT_READY,
   TAINT_UNREACHABLE,
@@ -89,18 +91,6 @@ export function numFeasibleNodesToFind(numNodes: number): number {
   if (numNodes < MIN_FEASIBLE_NODES) return numNodes;
   const percentage = Math.max(MIN_FEASIBLE_PERCENTAGE, 50 - Math.trunc(numNodes / 125));
   return Math.max(MIN_FEASIBLE_NODES, Math.trunc((numNodes * percentage) / 100));
-}
-
-function portsConflict(want: string[], used: Map<string, number>): boolean {
-  for (const w of want) {
-    const [proto, ip, port] = w.split('/');
-    for (const u of used.keys()) {
-      const [p2, ip2, port2] = u.split('/');
-      if (proto !== p2 || port !== port2) continue;
-      if (ip === ip2 || ip === '0.0.0.0' || ip2 === '0.0.0.0') return true;
-    }
-  }
-  return false;
 }
 
 /** The taints the scheduler sees: the node's, plus not-ready/unreachable when its Ready condition says so. */
@@ -256,7 +246,7 @@ export class Scheduler {
     if (!podMatchesNodeSelectorAndAffinity(pod.spec, node))
       return { reasons: ["node(s) didn't match Pod's node affinity/selector"], resolvable: false };
     // NodePorts
-    if (portsConflict(hostPortsOf(pod), usage.hostPorts))
+    if (hostPortsConflict(hostPortsOf(pod), usage.hostPorts.keys()))
       return { reasons: ["node(s) didn't have free ports for the requested pod ports"], resolvable: true };
     // NodeResourcesFit
     const alloc = allocatable(node);

@@ -1,9 +1,13 @@
-// What decides whether a pod may land on a node, shared by the scheduler and
-// the DaemonSet controller: taints and tolerations, nodeSelector and required
-// node affinity (matchExpressions and matchFields), and resource requests.
-import { quantityFromJSON, milliValue } from '../../../shared/api/validation/quantity';
-import { tolerationsTolerateTaint, type Taint, type Toleration } from '../../../shared/api/taints';
-import type { Obj } from './base';
+// What decides whether a pod may land on a node, shared by the scheduler, the
+// DaemonSet controller and the node agent's admission (kubelet runs the
+// scheduler's checks too): taints and tolerations, nodeSelector and required
+// node affinity (matchExpressions and matchFields), resource requests, and
+// host ports.
+import { quantityFromJSON, milliValue } from './validation/quantity';
+import { tolerationsTolerateTaint, type Taint, type Toleration } from './taints';
+
+/** A Pod or Node as JSON. */
+type Obj = { metadata?: any; spec?: any; status?: any };
 
 /** The first taint (of the effects given) that no toleration tolerates. */
 export function findUntoleratedTaint(
@@ -156,4 +160,35 @@ function formatBinary(bytes: number): string {
     return String(bytes);
   }
   return `${v}${units[i]}`;
+}
+
+/**
+ * A pod's host ports as "PROTOCOL/hostIP/port", the way kube-scheduler's
+ * HostPortInfo keeps them: protocol TCP and host IP 0.0.0.0 when unset.
+ */
+export function hostPortsOf(pod: Obj): string[] {
+  const out: string[] = [];
+  for (const c of pod.spec?.containers ?? [])
+    for (const p of c.ports ?? [])
+      if (p.hostPort > 0) out.push(`${p.protocol || 'TCP'}/${p.hostIP || '0.0.0.0'}/${p.hostPort}`);
+  return out;
+}
+
+/**
+ * HostPortInfo.CheckConflict: the same protocol and port on overlapping host
+ * IPs (0.0.0.0 overlaps every address). Another protocol or another specific
+ * address is no conflict.
+ */
+export function hostPortsConflict(want: string[], used: Iterable<string>): boolean {
+  if (!want.length) return false;
+  const usedKeys = [...used];
+  for (const w of want) {
+    const [proto, ip, port] = w.split('/');
+    for (const u of usedKeys) {
+      const [p2, ip2, port2] = u.split('/');
+      if (proto !== p2 || port !== port2) continue;
+      if (ip === ip2 || ip === '0.0.0.0' || ip2 === '0.0.0.0') return true;
+    }
+  }
+  return false;
 }
