@@ -394,5 +394,15 @@ for (const watchCache of [true, false]) {
       await selects(v1Events, 'reportingController=default-scheduler,reason=Scheduled', ['ev-v1-scheduler']);
       await selects(v1Events, 'type=Warning', ['ev-core-scheduler']);
     });
+
+    // Last: it deletes.
+    it('deletes a collection by the same field labels', async () => {
+      const bad = await api('DELETE', `${csrs}?${q('metadata.namespace=x')}`);
+      assert.equal(bad.status, 400);
+      assert.equal(bad.json.message, 'field label not supported: metadata.namespace');
+      const r = await api('DELETE', `${csrs}?${q('spec.signerName=example.com/b')}`);
+      assert.equal(r.status, 200, JSON.stringify(r.json));
+      assert.deepEqual(await listed(csrs, 'metadata.name!=zz'), ['csr-a']);
+    });
   });
 }
