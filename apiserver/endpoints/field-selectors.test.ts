@@ -3,7 +3,7 @@
 // reporting controller; events.k8s.io's regarding.* names), on lists and on watches, from the
 // watch cache and from the store.
 import assert from 'node:assert/strict';
-import { startTestAPIServer, testRequester, type TestAPIServer } from '../server/testing';
+import { startTestAPIServer, testRequester, withTestAPIServer, type TestAPIServer } from '../server/testing';
 
 const ns = 'fs';
 const q = (sel: string) => `fieldSelector=${encodeURIComponent(sel)}`;
@@ -406,3 +406,57 @@ for (const watchCache of [true, false]) {
     });
   });
 }
+
+describe('field selectors of beta and alpha versions', function () {
+  this.timeout(60_000);
+  const cert = '/apis/certificates.k8s.io';
+  const BETA: [string, string[], string, string][] = [
+    [
+      `${cert}/v1alpha1/clustertrustbundles`,
+      ['metadata.name', 'spec.signerName'],
+      'metadata.namespace',
+      'field label not supported: metadata.namespace',
+    ],
+    [
+      `${cert}/v1beta1/clustertrustbundles`,
+      ['metadata.name', 'spec.signerName'],
+      'spec.trustBundle',
+      'field label not supported: spec.trustBundle',
+    ],
+    [
+      `${cert}/v1beta1/namespaces/${ns}/podcertificaterequests`,
+      ['metadata.name', 'spec.signerName', 'spec.podName', 'spec.nodeName'],
+      'metadata.namespace',
+      'field label not supported: metadata.namespace',
+    ],
+    ...['v1beta1', 'v1beta2'].map((v): [string, string[], string, string] => [
+      `/apis/resource.k8s.io/${v}/resourceslices`,
+      ['metadata.name', 'spec.nodeName', 'spec.driver'],
+      'metadata.namespace',
+      `field label not supported for resource.k8s.io/${v}, Kind=ResourceSlice: metadata.namespace`,
+    ]),
+  ];
+
+  it('accepts their own field labels and refuses others', () =>
+    withTestAPIServer(
+      {
+        runtimeConfig: {
+          'certificates.k8s.io/v1alpha1': 'true',
+          'certificates.k8s.io/v1beta1': 'true',
+          'resource.k8s.io/v1beta1': 'true',
+          'resource.k8s.io/v1beta2': 'true',
+        },
+      },
+      async (api) => {
+        for (const [path, accepted, refused, message] of BETA) {
+          for (const label of accepted) {
+            const r = await api('GET', `${path}?${q(`${label}=zz`)}`);
+            assert.equal(r.status, 200, `${path} ${label}: ${JSON.stringify(r.json)}`);
+          }
+          const r = await api('GET', `${path}?${q(`${refused}=zz`)}`);
+          assert.equal(r.status, 400, `${path} ${refused}`);
+          assert.equal(r.json.message, message);
+        }
+      },
+    ));
+});
