@@ -15,7 +15,8 @@ import {
   type GroupResource,
 } from '../../shared/api/status';
 import { parseLabelSelector, SelectorParseError, type LabelSelector } from '../../shared/api/labels';
-import { parseFieldSelector, FieldSelectorParseError, type FieldSelector } from '../../shared/api/fields';
+import { FieldSelector, FieldSelectorParseError, parseFieldSelector } from '../../shared/api/fields';
+import type { FieldLabels } from './field-labels';
 import { systemContext, type RequestContext } from './context';
 import type { StorageCodec } from './storage-codec';
 import { keyPrefix, objectKey, type StoreResource } from './resource';
@@ -24,9 +25,15 @@ import { parseResourceVersion } from './meta';
 import { ListPages } from './list-pages';
 import { storageWatch } from './store-watch';
 
-export interface ListOptions {
+/** The selectors of a list, watch or deletecollection. */
+export interface SelectorOptions {
   labelSelector?: string;
   fieldSelector?: string;
+  /** The served group/version the request named: its field labels apply (else the storage version's). */
+  apiVersion?: string;
+}
+
+export interface ListOptions extends SelectorOptions {
   resourceVersion?: string;
   resourceVersionMatch?: string;
   limit?: number;
@@ -40,9 +47,7 @@ export interface ListResult {
   remainingItemCount?: number;
 }
 
-export interface WatchOptions {
-  labelSelector?: string;
-  fieldSelector?: string;
+export interface WatchOptions extends SelectorOptions {
   resourceVersion?: string;
   resourceVersionMatch?: string;
   sendInitialEvents?: boolean;
@@ -78,7 +83,7 @@ export class StoreReader {
     private readonly codec: StorageCodec,
     private readonly cacher: Cacher | null,
     private readonly attrsOf: (obj: any) => ObjectAttrs,
-    private readonly supportedFields: string[] = [],
+    private readonly fieldLabels: FieldLabels,
   ) {
     this.gr = { group: res.group, resource: res.resource };
     this.pages = new ListPages(res, storage, cacher, (kv) => this.wrap(kv));
@@ -159,10 +164,8 @@ export class StoreReader {
 
   // ---- selectors --------------------------------------------------------------
 
-  selectors(
-    labelSelector?: string,
-    fieldSelector?: string,
-  ): { labels: LabelSelector; fields: FieldSelector } {
+  selectors(opts: SelectorOptions): { labels: LabelSelector; fields: FieldSelector } {
+    const { labelSelector, fieldSelector } = opts;
     let labels: LabelSelector;
     let fields: FieldSelector;
     try {
@@ -177,15 +180,15 @@ export class StoreReader {
       if (err instanceof FieldSelectorParseError) throw badRequest(err.message);
       throw err;
     }
-    const allowed = [
-      'metadata.name',
-      ...(this.res.namespaced ? ['metadata.namespace'] : []),
-      ...this.supportedFields,
-    ];
-    for (const r of fields.requirements) {
-      if (!allowed.includes(r.field)) throw badRequest(`field label not supported: ${r.field}`);
-    }
-    return { labels, fields };
+    if (fields.empty) return { labels, fields };
+    // Each label becomes the selectable field it reads, as the request's version names them.
+    const set = this.fieldLabels.forVersion(opts.apiVersion ?? this.res.apiVersion);
+    const converted = fields.requirements.map((r) => {
+      const field = set.labels[r.field];
+      if (field === undefined) throw badRequest(set.refuse(r.field));
+      return field === r.field ? r : { ...r, field };
+    });
+    return { labels, fields: new FieldSelector(converted) };
   }
 
   private matcher(labels: LabelSelector, fields: FieldSelector): ((a: ObjectAttrs) => boolean) | undefined {
@@ -196,7 +199,7 @@ export class StoreReader {
   // ---- list -------------------------------------------------------------------
 
   async list(ctx: RequestContext, opts: ListOptions): Promise<ListResult> {
-    const { labels, fields } = this.selectors(opts.labelSelector, opts.fieldSelector);
+    const { labels, fields } = this.selectors(opts);
     const match = this.matcher(labels, fields);
     const rvText = opts.resourceVersion;
     const rv = this.parseRV(rvText);
@@ -348,7 +351,7 @@ export class StoreReader {
   async watch(ctx: RequestContext, opts: WatchOptions): Promise<WatchStream> {
     // The cache must be following the store before the initial state is read, so no event falls between.
     if (this.cacher) await this.cacher.ready();
-    const { labels, fields } = this.selectors(opts.labelSelector, opts.fieldSelector);
+    const { labels, fields } = this.selectors(opts);
     const match = this.matcher(labels, fields);
     const prefix = keyPrefix(this.res, ctx.namespace || fields.exactValue('metadata.namespace'));
     const filter = { prefix, match };

@@ -11,7 +11,7 @@ import { conflict, internalError, notFound, StatusError, type GroupResource } fr
 import { retryAfterConflict, type RequestContext } from './context';
 import { rfc3339 } from '../../shared/api/validation/gotime';
 import { jsonClone, jsonEqual } from '../../shared/api/json-value';
-import type { ListResult } from './reads';
+import type { ListResult, SelectorOptions } from './reads';
 import type { StoreOptions, WriteHooks } from './store';
 
 export interface DeleteOptions {
@@ -32,7 +32,7 @@ export interface DeleteAccess {
   decode(kv: KeyValue): any;
   encode(obj: any, key: string): Buffer;
   putOptions(obj: any): PutOptions | undefined;
-  list(ctx: RequestContext, list: { labelSelector?: string; fieldSelector?: string }): Promise<ListResult>;
+  list(ctx: RequestContext, list: SelectorOptions): Promise<ListResult>;
 }
 
 export class StoreDeleter {
@@ -149,7 +149,7 @@ export class StoreDeleter {
   /** Deletes everything a list with these options returns; returns what was deleted or marked. */
   async deleteCollection(
     ctx: RequestContext,
-    list: { labelSelector?: string; fieldSelector?: string },
+    list: SelectorOptions,
     opts: DeleteOptions,
     hooks: WriteHooks = {},
   ): Promise<any[]> {

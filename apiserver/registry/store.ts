@@ -19,7 +19,8 @@ import { jsonClone } from '../../shared/api/json-value';
 import type { StorageCodec } from './storage-codec';
 import type { Strategy } from './strategy';
 import { keyPrefix, objectKey, type SchemaHooks, type StoreResource } from './resource';
-import { StoreReader } from './reads';
+import { StoreReader, type SelectorOptions } from './reads';
+import { builtinFieldLabels, type FieldLabels } from './field-labels';
 import { StoreDeleter, type DeleteOptions } from './store-delete';
 import { decodeMessage, hasProtobufMagic, peekTypeMeta } from '../../shared/codec/protobuf';
 
@@ -51,6 +52,7 @@ export class GenericStore {
   readonly reader: StoreReader;
   readonly cacher: Cacher | null;
   readonly gr: GroupResource;
+  private readonly fieldLabels: FieldLabels;
   private readonly deleter: StoreDeleter;
   private readonly updater: StoreUpdater;
 
@@ -59,6 +61,7 @@ export class GenericStore {
     private readonly opts: StoreOptions,
   ) {
     this.gr = { group: res.group, resource: res.resource };
+    this.fieldLabels = opts.strategy.fieldLabels ?? builtinFieldLabels(res.group, res.resource);
     this.deleter = new StoreDeleter({
       gr: this.gr,
       opts,
@@ -96,7 +99,7 @@ export class GenericStore {
       opts.codec,
       this.cacher,
       (obj) => this.attrs(obj),
-      opts.strategy.fieldSelectors,
+      this.fieldLabels,
     );
   }
 
@@ -132,7 +135,7 @@ export class GenericStore {
     const md = obj.metadata ?? {};
     const fields: Record<string, string> = { 'metadata.name': md.name ?? '' };
     if (this.res.namespaced) fields['metadata.namespace'] = md.namespace ?? '';
-    const extra = this.opts.strategy.selectableFields?.(obj);
+    const extra = this.fieldLabels.values?.(obj);
     if (extra) Object.assign(fields, extra);
     return { labels: md.labels ?? {}, fields };
   }
@@ -247,7 +250,7 @@ export class GenericStore {
   /** Deletes everything a list with these options returns; returns what was deleted or marked. */
   deleteCollection(
     ctx: RequestContext,
-    list: { labelSelector?: string; fieldSelector?: string },
+    list: SelectorOptions,
     opts: DeleteOptions,
     hooks: WriteHooks = {},
   ): Promise<any[]> {

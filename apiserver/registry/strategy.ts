@@ -2,6 +2,7 @@
 // strategies: what create/update/delete do beyond the generic behaviour.
 import type { FieldError } from '../../shared/api/field-errors';
 import type { RequestContext } from './context';
+import type { FieldLabels } from './field-labels';
 
 export interface Strategy {
   /** PUT of a missing object creates it. */
@@ -23,10 +24,8 @@ export interface Strategy {
   authorizeWrite?(obj: any, old: any | null, ctx: RequestContext): Promise<void>;
   validate?(obj: any, ctx: RequestContext): FieldError[];
   validateUpdate?(obj: any, old: any, ctx: RequestContext): FieldError[];
-  /** Names of the extra fields a fieldSelector may use (spec.nodeName, status.phase ...). */
-  fieldSelectors?: string[];
-  /** Values of those fields for an object. */
-  selectableFields?(obj: any): Record<string, string>;
+  /** The field labels each served version accepts and the values they select (field-labels.ts). */
+  fieldLabels?: FieldLabels;
   /** Keys written with a TTL (Events: --event-ttl). */
   ttlSeconds?(obj: any): number | undefined;
 

@@ -72,11 +72,11 @@ export async function handleDelete(s: Scope): Promise<void> {
 
 export async function handleDeleteCollection(s: Scope): Promise<void> {
   const opts = await deleteOptions(s);
-  const lo = listOptions(s.query);
   const info = s.served.info;
+  const lo = listOptions(s.query, info.groupVersion);
   const items = await s.served.store.deleteCollection(
     s.ctx,
-    { labelSelector: lo.labelSelector, fieldSelector: lo.fieldSelector },
+    { labelSelector: lo.labelSelector, fieldSelector: lo.fieldSelector, apiVersion: lo.apiVersion },
     opts,
     s.hooks({ operation: 'DELETE', apiVersion: info.groupVersion }),
   );

@@ -5,7 +5,7 @@ import { respond } from '../respond';
 import { queryInt, type Scope } from '../scope';
 import { featureGates } from '../../../shared/options/feature-gates';
 
-export function listOptions(q: URLSearchParams): ListOptions {
+export function listOptions(q: URLSearchParams, apiVersion: string): ListOptions {
   // A limit of zero or below asks for no paging, as in Kubernetes' storage.
   const given = queryInt(q, 'limit');
   const limit = given !== undefined && given > 0 ? given : undefined;
@@ -14,6 +14,7 @@ export function listOptions(q: URLSearchParams): ListOptions {
   return {
     labelSelector: q.get('labelSelector') ?? undefined,
     fieldSelector: q.get('fieldSelector') ?? undefined,
+    apiVersion,
     resourceVersion: q.get('resourceVersion') ?? undefined,
     resourceVersionMatch: q.get('resourceVersionMatch') ?? undefined,
     limit: chunking ? limit : undefined,
@@ -22,7 +23,7 @@ export function listOptions(q: URLSearchParams): ListOptions {
 }
 
 export async function handleList(s: Scope): Promise<void> {
-  const result = await s.served.store.reader.list(s.ctx, listOptions(s.query));
+  const result = await s.served.store.reader.list(s.ctx, listOptions(s.query, s.served.info.groupVersion));
   if (s.served.prepare) await s.served.prepare(result.items.map((i) => i.obj));
   const meta: { resourceVersion: string; continue: string; remainingItemCount?: number } = {
     resourceVersion: String(result.rv),

@@ -23,6 +23,7 @@ export async function handleWatch(s: Scope): Promise<void> {
   const stream = await s.served.store.reader.watch(s.ctx, {
     labelSelector: q.get('labelSelector') ?? undefined,
     fieldSelector: q.get('fieldSelector') ?? undefined,
+    apiVersion: s.served.info.groupVersion,
     resourceVersion: q.get('resourceVersion') ?? undefined,
     resourceVersionMatch: q.get('resourceVersionMatch') ?? undefined,
     sendInitialEvents: queryBool(q, 'sendInitialEvents'),

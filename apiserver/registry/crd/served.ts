@@ -24,6 +24,8 @@ import { StorageCodec, jsonCodec } from '../storage-codec';
 import type { GenericStore } from '../store';
 import type { Strategy, SubresourceStrategy } from '../strategy';
 import { toScale, type ScalePaths } from '../strategies/scale';
+import type { FieldLabels } from '../field-labels';
+import { crdFieldLabels } from './field-labels';
 import { jsonEqual } from '../../../shared/api/json-value';
 import { publishVersion, type PublishedVersion } from './openapi';
 import { rulesCheck, type RulesCheck } from './validation-rules-eval';
@@ -34,7 +36,6 @@ import {
   hasDefaults,
   normalize,
   pathSegments,
-  selectableValue,
   validateAgainstSchema,
   validateCustomMeta,
   valueAt,
@@ -205,11 +206,10 @@ function schemaHooksByVersion(
   };
 }
 
-function strategyFor(crd: CRD, v: CRDVersion, selectable: string[], o: BuildOptions): Strategy {
+function strategyFor(crd: CRD, v: CRDVersion, fieldLabels: FieldLabels, o: BuildOptions): Strategy {
   const { group, names } = crd.spec;
   const scale = v.subresources?.scale;
   const rules = rulesCheck(v.schema?.openAPIV3Schema);
-  const segs = selectable.map(pathSegments);
   return {
     allowUnconditionalUpdate: false,
     prepareForCreate(obj) {
@@ -233,10 +233,7 @@ function strategyFor(crd: CRD, v: CRDVersion, selectable: string[], o: BuildOpti
     },
     validate: (obj, ctx) => [...scaleErrors(obj, scale, 'spec'), ...rules(obj, undefined, ctx)],
     validateUpdate: (obj, old, ctx) => [...scaleErrors(obj, scale, 'spec'), ...rules(obj, old, ctx)],
-    fieldSelectors: selectable,
-    selectableFields: segs.length
-      ? (obj) => Object.fromEntries(selectable.map((f, i) => [f, selectableValue(obj, segs[i])]))
-      : undefined,
+    fieldLabels,
   };
 }
 
@@ -259,12 +256,7 @@ export function buildServing(crd: CRD, o: BuildOptions): CRDServing {
   const sv = storageVersion(crd) ?? crd.spec.versions[0];
   const storageGV = formatAPIVersion(group, sv.name);
   const keyRoot = o.registry.keyRoot(group, plural);
-  // Field selectors: the union of the versions' selectable fields (one watch cache serves them all).
-  const selectable = [
-    ...new Set(
-      crd.spec.versions.flatMap((v) => (v.selectableFields ?? []).map((f) => f.jsonPath.replace(/^\./, ''))),
-    ),
-  ];
+  const fieldLabels = crdFieldLabels(crd);
   const resFor = (v: CRDVersion): StoreResource => ({
     group,
     resource: plural,
@@ -281,7 +273,7 @@ export function buildServing(crd: CRD, o: BuildOptions): CRDServing {
     : undefined;
   const primary = o.registry.newStore(resFor(sv), {
     schema: schemaHooks(schemaOf(sv), namespaced),
-    strategy: strategyFor(crd, sv, selectable, o),
+    strategy: strategyFor(crd, sv, fieldLabels, o),
     codec: new StoredCustomResourceCodec(o.registry.codec, storageGV, schemaOf(sv)),
   });
 
@@ -304,7 +296,7 @@ export function buildServing(crd: CRD, o: BuildOptions): CRDServing {
                 namespaced,
               )
             : schemaHooks(schema, namespaced),
-          strategy: strategyFor(crd, converter ? sv : v, selectable, o),
+          strategy: strategyFor(crd, converter ? sv : v, fieldLabels, o),
           sharedReads: primary,
         });
     const subFacts: SubresourceFacts[] = [];

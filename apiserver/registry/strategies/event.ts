@@ -8,32 +8,6 @@ export function eventBehaviour(eventTTLSeconds: number): ResourceBehaviour {
     strategy: {
       allowCreateOnUpdate: true,
       ttlSeconds: () => eventTTLSeconds,
-      fieldSelectors: [
-        'involvedObject.kind',
-        'involvedObject.namespace',
-        'involvedObject.name',
-        'involvedObject.uid',
-        'involvedObject.apiVersion',
-        'involvedObject.resourceVersion',
-        'involvedObject.fieldPath',
-        'reason',
-        'reportingComponent',
-        'source',
-        'type',
-      ],
-      selectableFields: (e) => ({
-        'involvedObject.kind': e.involvedObject?.kind ?? '',
-        'involvedObject.namespace': e.involvedObject?.namespace ?? '',
-        'involvedObject.name': e.involvedObject?.name ?? '',
-        'involvedObject.uid': e.involvedObject?.uid ?? '',
-        'involvedObject.apiVersion': e.involvedObject?.apiVersion ?? '',
-        'involvedObject.resourceVersion': e.involvedObject?.resourceVersion ?? '',
-        'involvedObject.fieldPath': e.involvedObject?.fieldPath ?? '',
-        reason: e.reason ?? '',
-        reportingComponent: e.reportingComponent ?? '',
-        source: e.source?.component ?? '',
-        type: e.type ?? '',
-      }),
     },
   };
 }

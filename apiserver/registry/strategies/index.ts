@@ -46,7 +46,6 @@ export function behaviours(o: BehaviourOptions): (group: string, resource: strin
     },
     'events.k8s.io/events': eventsV1Behaviour(o.eventTTLSeconds),
     '/endpoints': RECONCILED,
-    '/secrets': { strategy: { fieldSelectors: ['type'], selectableFields: (s) => ({ type: s.type ?? '' }) } },
     '/limitranges': RECONCILED,
     'coordination.k8s.io/leases': RECONCILED,
     'discovery.k8s.io/endpointslices': RECONCILED,

@@ -1,10 +1,8 @@
-// Nodes keep the status the registering agent sends; spec.unschedulable is selectable.
+// Nodes keep the status the registering agent sends.
 import type { ResourceBehaviour } from '../registry';
 
 export const nodeBehaviour: ResourceBehaviour = {
   strategy: {
     keepStatusOnCreate: true,
-    fieldSelectors: ['spec.unschedulable'],
-    selectableFields: (obj) => ({ 'spec.unschedulable': String(!!obj.spec?.unschedulable) }),
   },
 };

@@ -1,6 +1,5 @@
 // Pods: status on create (Pending + QoS class), graceful deletion honouring
-// terminationGracePeriodSeconds, field selectors the kubelet and kubectl use,
-// and the binding and eviction subresources.
+// terminationGracePeriodSeconds, and the binding and eviction subresources.
 import { badRequest, conflict, notFound, StatusError } from '../../../shared/api/status';
 import { selectorMatches } from '../../../shared/api/labels';
 import { qosClass } from '../../../shared/api/pod-resources';
@@ -22,28 +21,6 @@ export function podBehaviour(registry: () => Registry): ResourceBehaviour {
         if (phase === 'Succeeded' || phase === 'Failed') return 0;
         return requested ?? pod.spec?.terminationGracePeriodSeconds ?? 30;
       },
-      fieldSelectors: [
-        'spec.nodeName',
-        'spec.restartPolicy',
-        'spec.schedulerName',
-        'spec.serviceAccountName',
-        'spec.hostNetwork',
-        'status.phase',
-        'status.podIP',
-        'status.podIPs',
-        'status.nominatedNodeName',
-      ],
-      selectableFields: (pod) => ({
-        'spec.nodeName': pod.spec?.nodeName ?? '',
-        'spec.restartPolicy': pod.spec?.restartPolicy ?? '',
-        'spec.schedulerName': pod.spec?.schedulerName ?? '',
-        'spec.serviceAccountName': pod.spec?.serviceAccountName ?? '',
-        'spec.hostNetwork': String(!!pod.spec?.hostNetwork),
-        'status.phase': pod.status?.phase ?? '',
-        'status.podIP': pod.status?.podIP ?? '',
-        'status.podIPs': pod.status?.podIP ?? '',
-        'status.nominatedNodeName': pod.status?.nominatedNodeName ?? '',
-      }),
     },
     subresources: {
       binding: { custom: { create: (ctx, name, body, served) => bind(ctx, name, body, served) } },
