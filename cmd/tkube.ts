@@ -152,20 +152,32 @@ program
         console.log(
           `⟳ ${r.name} exited (${r.why}); restarting it in ${(r.delayMs / 1000).toFixed(0)}s (restart ${r.count})`,
         ),
+      onLeftovers: (removed) => console.log(`Removed what an earlier run left in ${o.dataDir}: ${removed}.`),
     });
+    // The first Ctrl-C (or SIGTERM, or the terminal closing) stops the cluster in order; a
+    // second one kills what is left of it at once. Either way nothing of it stays running.
     let stopping = false;
+    let killing = false;
     const stop = async (code: number) => {
-      if (stopping) return;
+      if (stopping) {
+        if (killing) return;
+        killing = true;
+        console.log('Killing the cluster...');
+        await cluster.kill();
+        process.exit(130);
+      }
       stopping = true;
-      console.log('\nStopping the cluster...');
+      console.log('\nStopping the cluster (Ctrl-C again to kill it)...');
       await cluster.down();
-      process.exit(code);
+      // A second signal's kill() exits when it is done.
+      if (!killing) process.exit(code);
     };
-    process.on('SIGINT', () => void stop(0));
-    process.on('SIGTERM', () => void stop(0));
+    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void stop(0));
     try {
       await cluster.up();
     } catch (err) {
+      // A signal during the start: that stop is under way.
+      if (stopping) return;
       console.error(
         `\n✘ ${(err as Error).message}\n  Logs: ${relative(process.cwd(), cluster.logDir) || cluster.logDir}/`,
       );
