@@ -51,6 +51,19 @@ function namesPathUnder(arg: string, dirs: readonly string[]): boolean {
   return dirs.some((d) => isUnder(value, d));
 }
 
+/**
+ * What a process is, undefined when it is none of tkube's: someone's `tail -f` of a log under
+ * the data dir names a path of it too, and is left alone.
+ */
+function kindOf(argv: string[]): ProcessKind | undefined {
+  const exe = basename(argv[0] ?? '');
+  if (exe.startsWith('containerd-shim')) return 'shim';
+  if (exe === 'containerd') return 'containerd';
+  // node [V8 flags] .../dist/cmd/<executable>.js ...
+  if (argv.slice(0, 4).some((a) => /\/cmd\/[\w-]+\.js$/.test(a))) return 'component';
+  return undefined;
+}
+
 /** This process and its ancestors: the launcher's own command line names its data dir. */
 function selfAndAncestors(): Set<number> {
   const out = new Set<number>();
@@ -74,13 +87,8 @@ export function processesUnder(dir: string | readonly string[]): HostProcess[] {
   for (const { pid, stat } of all) {
     const argv = argvOf(pid);
     if (!argv.some((a) => namesPathUnder(a, dirs))) continue;
-    const exe = basename(argv[0] ?? '');
-    const kind: ProcessKind = exe.startsWith('containerd-shim')
-      ? 'shim'
-      : exe === 'containerd'
-        ? 'containerd'
-        : 'component';
-    found.set(pid, { pid, kind, startTime: stat.startTime, argv });
+    const kind = kindOf(argv);
+    if (kind) found.set(pid, { pid, kind, startTime: stat.startTime, argv });
   }
   // The containers' processes are the shims' descendants (a shim is their subreaper).
   let parents = new Set([...found.values()].filter((p) => p.kind === 'shim').map((p) => p.pid));
