@@ -168,7 +168,12 @@ program
       }
       stopping = true;
       console.log('\nStopping the cluster (Ctrl-C again to kill it)...');
-      await cluster.down();
+      try {
+        await cluster.down();
+      } catch (err) {
+        console.error(`✘ Stopping failed (${(err as Error).message}): killing what is left`);
+        await cluster.kill();
+      }
       // A second signal's kill() exits when it is done.
       if (!killing) process.exit(code);
     };
