@@ -31,6 +31,8 @@ interface HostState {
   procs: HostProcess[];
   /** The pods' network namespaces ("net:[…]"). */
   netns: Set<string>;
+  /** What holds them: their mounts and processes. */
+  netnsHolders: Set<string>;
 }
 
 const containerdDir = (dataDir: string) => join(dataDir, 'nodes', nodeName(0), 'containerd');
@@ -44,20 +46,34 @@ function hostState(dataDir: string): HostState {
       .map((p) => netnsOf(p.pid))
       .filter((n): n is string => !!n && n !== host),
   );
-  return { procs, netns };
+  return { procs, netns, netnsHolders: netnsHolders(netns) };
 }
 
-/** Whether a process or a mount (an nsfs bind mount, anywhere) still holds a network namespace. */
-function netnsHeld(ns: string): boolean {
-  if (readFileSync('/proc/self/mountinfo', 'utf8').includes(ns)) return true;
+/**
+ * What holds each of the network namespaces: mounts of it (nsfs, anywhere) and processes in it.
+ * The kernel reuses a freed namespace's inode number (other tests make pods meanwhile), so a
+ * namespace is still ours only while a holder seen before the stop holds it.
+ */
+function netnsHolders(nss: Set<string>): Set<string> {
+  const out = new Set<string>();
+  for (const line of readFileSync('/proc/self/mountinfo', 'utf8').split('\n')) {
+    const ns = [...nss].find((n) => line.includes(n));
+    if (ns) out.add(`${ns} mount ${line.split(' ')[4]}`);
+  }
   for (const e of readdirSync('/proc'))
     if (/^\d+$/.test(e))
       try {
-        if (readlinkSync(`/proc/${e}/ns/net`) === ns) return true;
+        const ns = readlinkSync(`/proc/${e}/ns/net`);
+        if (!nss.has(ns)) continue;
+        const stat = readFileSync(`/proc/${e}/stat`, 'utf8');
+        const startTime = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+        out.add(
+          `${ns} process ${e} ${startTime} ${readFileSync(`/proc/${e}/cmdline`, 'utf8').replace(/\0/g, ' ')}`,
+        );
       } catch {
         // gone
       }
-  return false;
+  return out;
 }
 
 describe('tkube up on containerd: stopping leaves nothing, the next up cleans a crash', function () {
@@ -163,7 +179,13 @@ describe('tkube up on containerd: stopping leaves nothing, the next up cleans a 
     );
     assert.deepEqual(mountsUnder(dataDir), [], 'no mount under the data dir');
     assert.equal(bridgeExists(containerdDir(dataDir)), false, 'the bridge is deleted');
-    for (const ns of before.netns) assert.equal(netnsHeld(ns), false, `network namespace ${ns} is gone`);
+    assertNetnsGone(before);
+  }
+
+  /** No mount or process that held the pods' network namespaces holds them still. */
+  function assertNetnsGone(before: HostState): void {
+    const still = [...netnsHolders(before.netns)].filter((h) => before.netnsHolders.has(h));
+    assert.deepEqual(still, [], 'the network namespaces are gone');
   }
 
   /** The cluster the crash test left running, for the Ctrl-C test. */
@@ -191,7 +213,7 @@ describe('tkube up on containerd: stopping leaves nothing, the next up cleans a 
       [],
       "none of the crashed run's processes runs",
     );
-    for (const ns of before.netns) assert.equal(netnsHeld(ns), false, `network namespace ${ns} is gone`);
+    assertNetnsGone(before);
     // The new node agent runs a new pod, and the pod of before again (a shim each).
     await runPods(second.kubeconfig, ['b']);
     await waitUntil(
