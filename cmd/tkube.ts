@@ -71,6 +71,22 @@ function chooseRuntime(asked: string | undefined): NodeRuntime | undefined {
   return undefined;
 }
 
+/** Node i's /24 in an IPv4 cluster CIDR (as kube-controller-manager's --cluster-cidr with a /24 node mask). */
+function nodeCIDRs(clusterCIDR: string, nodes: number): (i: number) => string {
+  const m = /^(\d+)\.(\d+)\.(\d+)\.(\d+)\/(\d+)$/.exec(clusterCIDR);
+  const octets = m ? m.slice(1, 5).map(Number) : [];
+  const bits = m ? Number(m[5]) : NaN;
+  if (!m || octets.some((b) => b > 255) || !(bits >= 8 && bits <= 24))
+    throw new Error(`--cluster-cidr must be an IPv4 CIDR of /8 to /24, not "${clusterCIDR}"`);
+  if (nodes > 2 ** (24 - bits))
+    throw new Error(`--cluster-cidr ${clusterCIDR} has room for ${2 ** (24 - bits)} node(s), not ${nodes}`);
+  const base = (octets.reduce((a, b) => a * 256 + b, 0) >>> 8) & ~(2 ** (24 - bits) - 1);
+  return (i) => {
+    const n = base + i;
+    return `${n >>> 16}.${(n >>> 8) & 255}.${n & 255}.0/24`;
+  };
+}
+
 const runtimeLabel = (r: NodeRuntime | undefined) =>
   r === 'containerd' ? 'on containerd' : r === 'fake' ? 'simulated' : 'on the fake runtime';
 
@@ -100,6 +116,16 @@ program
   )
   .option('--nodes <n>', 'number of node agents', (v) => parseInt(v, 10), 1)
   .option('--port <port>', 'apiserver secure port', (v) => parseInt(v, 10), 6443)
+  .option('--controller-manager-port <port>', "the controller manager's secure port", (v) => parseInt(v, 10))
+  .option(
+    '--kubelet-port <port>',
+    "node i's agent port is port+100·i, its read-only port +5 and healthz port -2 (10250, 10255, 10248 by default)",
+    (v) => parseInt(v, 10),
+  )
+  .option(
+    '--cluster-cidr <cidr>',
+    "the pods' IPv4 range; node i takes the i-th /24 of it (default 10.244.0.0/16)",
+  )
   .option('--etcd-servers <urls>', 'use etcd (comma-separated URLs) instead of the embedded store')
   .option('--no-controller-manager', 'do not start the controller manager')
   .option(
@@ -119,6 +145,16 @@ program
       dataDir: o.dataDir,
       nodes: o.nodes,
       apiserverPort: o.port,
+      controllerManagerPort: o.controllerManagerPort,
+      nodePorts:
+        o.kubeletPort === undefined
+          ? undefined
+          : (i) => ({
+              port: o.kubeletPort + 100 * i,
+              readOnlyPort: o.kubeletPort + 5 + 100 * i,
+              healthzPort: o.kubeletPort - 2 + 100 * i,
+            }),
+      podCIDR: o.clusterCidr ? nodeCIDRs(o.clusterCidr, o.nodes) : undefined,
       etcdServers: o.etcdServers ? String(o.etcdServers).split(',') : undefined,
       controllerManager: o.controllerManager,
       unreachableServiceRoute: true,
@@ -128,20 +164,37 @@ program
         console.log(
           `⟳ ${r.name} exited (${r.why}); restarting it in ${(r.delayMs / 1000).toFixed(0)}s (restart ${r.count})`,
         ),
+      onLeftovers: (removed) => console.log(`Removed what an earlier run left in ${o.dataDir}: ${removed}.`),
     });
+    // The first Ctrl-C (or SIGTERM, or the terminal closing) stops the cluster in order; a
+    // second one kills what is left of it at once. Either way nothing of it stays running.
     let stopping = false;
+    let killing = false;
     const stop = async (code: number) => {
-      if (stopping) return;
+      if (stopping) {
+        if (killing) return;
+        killing = true;
+        console.log('Killing the cluster...');
+        await cluster.kill();
+        process.exit(130);
+      }
       stopping = true;
-      console.log('\nStopping the cluster...');
-      await cluster.down();
-      process.exit(code);
+      console.log('\nStopping the cluster (Ctrl-C again to kill it)...');
+      try {
+        await cluster.down();
+      } catch (err) {
+        console.error(`✘ Stopping failed (${(err as Error).message}): killing what is left`);
+        await cluster.kill();
+      }
+      // A second signal's kill() exits when it is done.
+      if (!killing) process.exit(code);
     };
-    process.on('SIGINT', () => void stop(0));
-    process.on('SIGTERM', () => void stop(0));
+    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void stop(0));
     try {
       await cluster.up();
     } catch (err) {
+      // A signal during the start: that stop is under way.
+      if (stopping) return;
       console.error(
         `\n✘ ${(err as Error).message}\n  Logs: ${relative(process.cwd(), cluster.logDir) || cluster.logDir}/`,
       );

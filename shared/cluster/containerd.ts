@@ -3,8 +3,9 @@
 // written before containerd starts), registry mirrors from a k3s-style
 // registries.yaml, and the offline images imported at start. Stopped in the
 // safe order: pods removed through the CRI first (stopping containerd leaves
-// the shims running), then containerd by PID, then the bridge and any mount
-// left under the data dir. The launcher and the runtime tests use it.
+// the shims running), then containerd by PID, then whatever shim or container
+// process of its data dir survived, runc's state of them, the bridge and any
+// mount left under the data dir. The launcher and the runtime tests use it.
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
@@ -20,6 +21,7 @@ import {
 import { join } from 'node:path';
 import { parse as parseYAML } from 'yaml';
 import { CriClient } from '../cri/client';
+import { killProcessesUnder, unmountUnder, type HostProcess } from './leftovers';
 import { procOf, type Proc } from './process';
 import { SupervisedProc, type SupervisorOptions } from './supervisor';
 
@@ -67,7 +69,12 @@ export interface RunningContainerd {
   dataDir: string;
   bridge: string;
   logFile: string;
-  /** Removes every pod through the CRI, stops containerd by PID, deletes the bridge and leftover mounts. */
+  /** Ends the supervision without a signal: an exit from now on is not restarted (the launcher is stopping). */
+  endSupervision(): void;
+  /**
+   * Removes every pod through the CRI, stops containerd by PID, kills the shims and container
+   * processes that survived, deletes the bridge and leftover mounts.
+   */
   stop(o?: { keepPods?: boolean }): Promise<void>;
 }
 
@@ -159,19 +166,6 @@ export function writeMirrors(registriesFile: string | undefined, certsDir: strin
   }
 }
 
-/** Every mount under dir, deepest first. */
-function mountsUnder(dir: string): string[] {
-  try {
-    return readFileSync('/proc/self/mounts', 'utf8')
-      .split('\n')
-      .map((l) => l.split(' ')[1]?.replace(/\\040/g, ' '))
-      .filter((m): m is string => !!m && (m === dir || m.startsWith(`${dir}/`)))
-      .sort((a, b) => b.length - a.length);
-  } catch {
-    return [];
-  }
-}
-
 function quietly(file: string, args: string[]): void {
   try {
     execFileSync(file, args, { stdio: 'ignore' });
@@ -196,7 +190,9 @@ export async function startContainerd(o: ContainerdOptions): Promise<RunningCont
     const child = spawn('/usr/bin/containerd', ['--config', configFile], {
       stdio: ['ignore', out, out],
       env: { ...process.env, PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin' },
-      detached: o.detached,
+      // Always a process group of its own: a Ctrl-C meant for its owner must not stop it before
+      // its pods are removed (the shims would outlive it).
+      detached: true,
     });
     closeSync(out);
     return procOf('containerd', child, logFile, o.detached);
@@ -218,6 +214,9 @@ export async function startContainerd(o: ContainerdOptions): Promise<RunningCont
         await new Promise((r) => setTimeout(r, 50));
       }
     }
+    // Sandboxes it remembers from an earlier run are stale (their processes were stopped or
+    // killed): removed through the CRI, so that CNI gives their addresses back.
+    await removeAllPods(client);
     for (const f of o.imagesDir && existsSync(o.imagesDir) ? readdirSync(o.imagesDir).sort() : [])
       if (f.endsWith('.tar'))
         execFileSync(
@@ -241,18 +240,55 @@ export async function startContainerd(o: ContainerdOptions): Promise<RunningCont
     dataDir: d,
     bridge,
     logFile,
+    endSupervision() {
+      if (proc instanceof SupervisedProc) proc.endSupervision();
+    },
     async stop(so = {}) {
       if (stopped) return;
       stopped = true;
       try {
-        if (!so.keepPods && proc.child.exitCode === null) await removeAllPods(client);
+        if (!so.keepPods && proc.child.exitCode === null && proc.child.signalCode === null)
+          await removeAllPods(client);
       } finally {
         client.close();
         await proc.stop('SIGTERM', 10_000);
-        if (!so.keepPods) cleanUpHost(d);
+        if (!so.keepPods) await removeLeftovers(d);
       }
     },
   };
+}
+
+/**
+ * What a stopped (or killed) containerd of dataDir left: shims and their containers' processes
+ * (they outlive containerd), runc's state of its containers, the bridge, mounts. Returns the
+ * processes it killed.
+ */
+export async function removeLeftovers(dataDir: string): Promise<HostProcess[]> {
+  const killed = await killProcessesUnder(dataDir, ['shim', 'container']);
+  deleteRuncContainers(join(dataDir, 'runc'));
+  cleanUpHost(dataDir);
+  return killed;
+}
+
+/** runc's containers under root/<namespace> (the config's runc Root), force-deleted: their cgroups go too. */
+function deleteRuncContainers(root: string): void {
+  const namespaces = existsSync(root) ? readdirSync(root) : [];
+  for (const ns of namespaces.map((n) => join(root, n))) {
+    let list: { id: string }[] | null;
+    try {
+      list = JSON.parse(
+        execFileSync('runc', ['--root', ns, 'list', '--format', 'json'], { stdio: 'pipe' }).toString(),
+      );
+    } catch {
+      continue;
+    }
+    for (const c of list ?? []) quietly('runc', ['--root', ns, 'delete', '--force', c.id]);
+  }
+}
+
+/** Whether dataDir's bridge exists. */
+export function bridgeExists(dataDir: string): boolean {
+  return existsSync(`/sys/class/net/${bridgeName(dataDir)}`);
 }
 
 /** What a stopped containerd leaves on the host: its bridge, and mounts under its data dir. */
@@ -261,10 +297,7 @@ export function cleanUpHost(dataDir: string): void {
   unmountUnder(dataDir);
 }
 
-/** Unmounts everything under dir (volumes a killed node agent left mounted, pods' rootfs ...). */
-export function unmountUnder(dir: string): void {
-  for (const m of mountsUnder(dir)) quietly('umount', ['-l', m]);
-}
+export { unmountUnder };
 
 /** Every sandbox stopped and removed (their containers with them). */
 export async function removeAllPods(client: CriClient): Promise<void> {

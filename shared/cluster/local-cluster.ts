@@ -8,13 +8,13 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { join, resolve } from 'node:path';
 import { CriClient } from '../cri/client';
 import {
-  cleanUpHost,
   removeAllPods,
+  removeLeftovers,
   SANDBOX_IMAGE,
-  unmountUnder,
   startContainerd,
   type RunningContainerd,
 } from './containerd';
+import { removeClusterLeftovers } from './cluster-leftovers';
 import { DIST, startExecutable, getWithKubeconfig, waitForHTTP, waitUntil, type Proc } from './process';
 import { writeComponentKubeconfig } from './credentials';
 import { Client } from '../client/client';
@@ -70,6 +70,8 @@ export interface LocalClusterOptions {
   supervise?: boolean;
   /** A component exited and will be started again after r.delayMs. */
   onRestart?(r: Restart): void;
+  /** What an earlier run left on the host (after a crash) was removed before starting: what it was. */
+  onLeftovers?(removed: string): void;
   timeoutMs?: number;
   progress?(step: Step, state: 'start' | 'done', detail?: string): void;
 }
@@ -111,6 +113,7 @@ export class LocalCluster {
   private isUp = false;
   /** What up() did about the service CIDR's unreachable route (undefined: not asked to). */
   serviceRoute: RouteResult | undefined;
+  private stopping = false;
 
   constructor(o: LocalClusterOptions) {
     this.o = o;
@@ -137,8 +140,15 @@ export class LocalCluster {
   }
 
   private start(executable: string, args: string[], logName: string): Proc {
+    // down() began while up() was still starting: nothing more starts (down() would miss it).
+    if (this.stopping) throw new Error('the cluster is stopping');
     const launch = () =>
-      startExecutable(executable, args, this.logDir, { logName, detached: this.o.detached });
+      startExecutable(executable, args, this.logDir, {
+        logName,
+        detached: this.o.detached,
+        // A Ctrl-C reaches only the launcher, which stops the cluster in order (down()).
+        ownProcessGroup: true,
+      });
     const supervision = this.supervision();
     const p = supervision ? new SupervisedProc(launch, supervision) : launch();
     this.procs.push(p);
@@ -159,6 +169,7 @@ export class LocalCluster {
     const o = this.o;
     const timeout = o.timeoutMs ?? 60_000;
     mkdirSync(this.dataDir, { recursive: true });
+    await this.removeLeftovers();
     const progress = o.progress ?? (() => {});
 
     // Before anything could dial a ClusterIP; a stale route (after a crash) is replaced.
@@ -492,21 +503,49 @@ export class LocalCluster {
     writeFileSync(this.stateFile(), JSON.stringify(state, null, 2));
   }
 
+  /** Every supervised process: ending their supervision comes before any signal when stopping. */
+  private endSupervision(): void {
+    this.isUp = false;
+    this.stopping = true;
+    for (const p of this.procs) if (p instanceof SupervisedProc) p.endSupervision();
+    for (const c of this.containerds) c.endSupervision();
+  }
+
   /**
    * Stops node agents first, the apiserver last (each by PID, SIGTERM then SIGKILL), then each
-   * node's containerd once its pods are removed.
+   * node's containerd once its pods are removed through the CRI, then whatever of the data dir
+   * still runs or is mounted. No exit during the stop is restarted.
    */
   async down(): Promise<void> {
-    this.isUp = false;
+    this.endSupervision();
     for (const p of [...this.procs].reverse()) await p.stop('SIGTERM', 20_000);
     this.procs.length = 0;
-    for (const c of this.containerds) await c.stop();
+    await Promise.all(this.containerds.map((c) => c.stop()));
     this.containerds.length = 0;
-    // Volumes the agents mounted (tmpfs emptyDirs, secrets) stay mounted when they stop, as kubelet's do.
-    if (this.o.runtime === 'containerd') unmountUnder(join(this.dataDir, 'nodes'));
+    await this.removeLeftovers(false);
+    this.removeServiceRoute();
+    rmSync(this.stateFile(), { force: true });
+  }
+
+  /** The second Ctrl-C: no waiting for anything, everything of the data dir SIGKILLed and cleaned up. */
+  async kill(): Promise<void> {
+    this.endSupervision();
+    await this.removeLeftovers(false);
+    this.removeServiceRoute();
+    this.procs.length = 0;
+    this.containerds.length = 0;
+    rmSync(this.stateFile(), { force: true });
+  }
+
+  private removeServiceRoute(): void {
     for (const cidr of this.serviceRoute?.installed ?? []) removeUnreachableRoutes(cidr);
     this.serviceRoute = undefined;
-    rmSync(this.stateFile(), { force: true });
+  }
+
+  /** What runs or is mounted for this data dir, removed; before up() that is a crashed run's, reported. */
+  private async removeLeftovers(report = true): Promise<void> {
+    const removed = await removeClusterLeftovers(this.dataDir);
+    if (report && removed) this.o.onLeftovers?.(removed);
   }
 }
 
@@ -526,7 +565,7 @@ export async function stopRecordedCluster(dataDir: string): Promise<string[]> {
     await removeAllPods(client).catch(() => {});
     client.close();
     await stopPid(c.pid);
-    cleanUpHost(c.dataDir);
+    await removeLeftovers(c.dataDir);
     stopped.push('containerd');
   }
   for (const cidr of state.unreachableRoutes ?? []) removeUnreachableRoutes(cidr);

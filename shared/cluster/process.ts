@@ -32,6 +32,11 @@ export interface StartOptions {
   env?: NodeJS.ProcessEnv;
   /** Keep running when the parent exits (tkube up --detach). */
   detached?: boolean;
+  /**
+   * In a process group of its own: a Ctrl-C on the terminal (SIGINT to the foreground group)
+   * reaches only the parent, which stops its children in order.
+   */
+  ownProcessGroup?: boolean;
 }
 
 /**
@@ -64,7 +69,8 @@ export function startExecutable(
   const child = spawn(process.execPath, executableArgs(executable, args), {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...(o.env ?? {}) },
-    detached: o.detached,
+    // Node's "detached" is setsid(): a new session and process group.
+    detached: o.detached || o.ownProcessGroup,
   });
   child.stdout!.pipe(out);
   child.stderr!.pipe(out);

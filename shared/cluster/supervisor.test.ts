@@ -1,5 +1,6 @@
 // Supervision: exits are restarted with a doubling back-off up to its cap,
-// the reason is the exit code with the log's last line, and stop() ends it.
+// the reason is the exit code with the log's last line, and stop() or
+// endSupervision() ends it.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -79,6 +80,27 @@ describe('shared/cluster: supervision', function () {
     assert.equal(restarts[0].why, 'signal SIGKILL');
     await s.stop();
     await new Promise((r) => setTimeout(r, 700));
+    assert.equal(launches, 1);
+  });
+
+  it('restarts nothing that exits after endSupervision(), before any signal of its own', async () => {
+    const restarts: Restart[] = [];
+    let launches = 0;
+    const s = new SupervisedProc(
+      () => {
+        launches++;
+        return nodeProc('setInterval(() => {}, 1000)', join(dir, 'ended.log'));
+      },
+      { onRestart: (r) => restarts.push(r), backoff: { initialMs: 20, maxMs: 20, resetAfterMs: 60_000 } },
+    );
+    // A launcher that is stopping ends the supervision first; the exit (a terminal's SIGINT
+    // reaching the child too) then comes on its own.
+    s.endSupervision();
+    process.kill(s.pid, 'SIGINT');
+    await s.exited;
+    // The supervisor's own reaction to the exit ran before this (it subscribed first).
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(restarts, []);
     assert.equal(launches, 1);
   });
 

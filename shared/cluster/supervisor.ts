@@ -2,7 +2,7 @@
 // (a crash, a controller manager that lost its lease, an outside SIGKILL) is
 // started again with the same arguments after a back-off — 1 s, doubling to
 // 30 s, back to 1 s once a run lasted 5 minutes — the way a kubelet restarts a
-// static pod's container. Stopping it through stop() ends the supervision.
+// static pod's container. stop() or endSupervision() ends the supervision.
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import type { Proc } from './process';
 
@@ -83,10 +83,19 @@ export class SupervisedProc implements Proc {
     });
   }
 
-  /** Ends the supervision and stops the current run (SIGKILL after timeoutMs). */
-  async stop(signal: NodeJS.Signals = 'SIGTERM', timeoutMs = 15_000): Promise<number | null> {
+  /**
+   * Ends the supervision without signalling: an exit from now on is not restarted. A launcher
+   * that is stopping calls it for every process first, before it signals any of them.
+   */
+  endSupervision(): void {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  /** Ends the supervision and stops the current run (SIGKILL after timeoutMs). */
+  async stop(signal: NodeJS.Signals = 'SIGTERM', timeoutMs = 15_000): Promise<number | null> {
+    this.endSupervision();
     return this.proc.stop(signal, timeoutMs);
   }
 }

@@ -1,7 +1,10 @@
 // A whole local cluster (apiserver, controller manager, node agents) on free
-// ports in a temp dir, for end-to-end tests.
-import { rmSync } from 'node:fs';
+// ports in a temp dir, for end-to-end tests: in this process (LocalCluster),
+// or as the `tkube up` launcher process a user runs.
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { LocalCluster, type LocalClusterOptions } from '../../shared/cluster/local-cluster';
+import { portIsFree, startExecutable, waitUntil, type Proc } from '../../shared/cluster/process';
 import { freePort, tempDir } from './processes';
 
 export async function startCluster(
@@ -49,4 +52,53 @@ async function startClusterOnce(
       if (!o.dataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   });
+}
+
+export interface TkubeUpProc extends Proc {
+  dataDir: string;
+  kubeconfig: string;
+  /** What the launcher printed so far. */
+  output(): string;
+}
+
+/**
+ * Free ports for `tkube up`: the apiserver, the controller manager and a node agent's port
+ * whose read-only (+5) and healthz (-2) neighbours are free too.
+ */
+export async function tkubeUpPortFlags(): Promise<string[]> {
+  for (;;) {
+    const kubelet = await freePort();
+    if (!(await portIsFree(kubelet + 5)) || !(await portIsFree(kubelet - 2))) continue;
+    return [
+      '--port',
+      String(await freePort()),
+      '--controller-manager-port',
+      String(await freePort()),
+      '--kubelet-port',
+      String(kubelet),
+    ];
+  }
+}
+
+/**
+ * `tkube up --data-dir dataDir ...args` as a process in a process group of its own (a SIGINT to
+ * the group is a terminal's Ctrl-C); resolves once it says the cluster is running.
+ */
+export async function startTkubeUp(
+  dataDir: string,
+  args: string[],
+  timeoutMs = 90_000,
+): Promise<TkubeUpProc> {
+  const p = startExecutable('tkube', ['up', '--data-dir', dataDir, ...args], dataDir, {
+    logName: `tkube-up-${Date.now()}`,
+    ownProcessGroup: true,
+  });
+  const output = () => (existsSync(p.logFile) ? readFileSync(p.logFile, 'utf8') : '');
+  try {
+    await waitUntil(async () => output().includes('tkube is running'), timeoutMs, 'tkube up', p.exited);
+  } catch (err) {
+    await p.stop('SIGKILL');
+    throw new Error(`${(err as Error).message}; it printed:\n${output()}`, { cause: err });
+  }
+  return { ...p, dataDir, kubeconfig: join(dataDir, 'kubeconfig'), output };
 }
