@@ -12,7 +12,7 @@ import { defaultFlagValues } from '../../shared/options/defaults';
 import { resolveConfig } from '../app/config';
 import { nodeagentFlags } from '../app/options';
 import { startSimulatedNodes, type RunningSimulatedNodes } from './host';
-import { SIMULATED_ANNOTATION } from './nodes';
+import { SIMULATED_ANNOTATION, SIMULATED_SYSTEM_USAGE } from './nodes';
 
 const NODES = 5;
 
@@ -25,7 +25,8 @@ describe('nodeagent: simulated nodes', function () {
   let cfg: ReturnType<typeof resolveConfig>;
 
   before(async () => {
-    srv = await startTestAPIServer();
+    // Node names do not resolve: the apiserver reaches the simulated nodes by their InternalIP.
+    srv = await startTestAPIServer({ kubeletPreferredAddressTypes: ['InternalIP'] });
     client = Client.create(srv.config, { qps: -1, http2: false });
     dir = mkdtempSync(join(tmpdir(), 'tkube-sim-'));
     const values = defaultFlagValues(nodeagentFlags, {
@@ -133,6 +134,41 @@ describe('nodeagent: simulated nodes', function () {
     );
   });
 
+  it("serves each node's kubelet API on a port of its own, with the fake runtime's figures and logs", async () => {
+    const nodes: any[] = (await client.resource('nodes').list()).items;
+    const ports = nodes.map((n) => n.status.daemonEndpoints.kubeletEndpoint.Port);
+    assert.ok(ports.every((p) => p > 0));
+    assert.equal(new Set(ports).size, NODES, `a port per node: ${ports}`);
+    const get = async (path: string) => (await client.rest.raw({ method: 'GET', path })).body.toString();
+    assert.equal(await get('/api/v1/nodes/sim-4/proxy/healthz'), 'ok');
+
+    const pods = client.resource('pods').namespace('default');
+    await pods.create({
+      metadata: { name: 'load', annotations: { 'tkube.io/fake-cpu': '20m', 'tkube.io/fake-memory': '64Mi' } },
+      spec: { nodeName: 'sim-4', containers: [{ name: 'c', image: 'busybox' }] },
+    });
+    await waitUntil(async () => (await pods.get('load')).status?.phase === 'Running', 20_000, 'load Running');
+    const summary = JSON.parse(await get('/api/v1/nodes/sim-4/proxy/stats/summary'));
+    assert.equal(summary.node.nodeName, 'sim-4');
+    assert.equal(summary.node.memory.workingSetBytes, SIMULATED_SYSTEM_USAGE.memoryBytes + 64 * 2 ** 20);
+    assert.equal(summary.node.cpu.usageNanoCores, (SIMULATED_SYSTEM_USAGE.milliCPU + 20) * 1e6);
+    const load = summary.pods.find((p: any) => p.podRef.name === 'load');
+    assert.equal(load.containers[0].memory.workingSetBytes, 64 * 2 ** 20);
+    assert.equal(load.cpu.usageNanoCores, 20e6);
+    const other = JSON.parse(await get('/api/v1/nodes/sim-5/proxy/stats/summary'));
+    assert.equal(other.node.nodeName, 'sim-5');
+    assert.deepEqual(other.pods, []);
+    assert.match(
+      await get('/api/v1/nodes/sim-4/proxy/metrics/resource'),
+      /^container_memory_working_set_bytes\{[^}]*pod="load"[^}]*\} 67108864/m,
+    );
+    assert.match(
+      await get('/api/v1/namespaces/default/pods/load/log?timestamps=true'),
+      /^\S+Z fake container c started\n\S+Z image busybox, attempt 0\n$/,
+    );
+    await pods.delete('load', { gracePeriodSeconds: 0 });
+  });
+
   it('takes its nodes and running pods over after a restart: addresses stay, new pods get free ones', async () => {
     const pods = client.resource('pods').namespace('default');
     const runningIP = (name: string) =>
@@ -157,6 +193,16 @@ describe('nodeagent: simulated nodes', function () {
     });
     const r = await runningIP('r');
     assert.notEqual(r, q);
+    // Its kubelet API is on new ports, which the nodes published again.
+    await waitUntil(
+      () =>
+        client.rest
+          .raw({ method: 'GET', path: '/api/v1/nodes/sim-1/proxy/healthz' })
+          .then((res) => res.body.toString() === 'ok')
+          .catch(() => false),
+      10_000,
+      'sim-1 /healthz after the restart',
+    );
     assert.equal(await runningIP('q'), q);
     assert.equal((await client.resource('nodes').list()).items.length, NODES);
   });
