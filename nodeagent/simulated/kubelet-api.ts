@@ -50,7 +50,8 @@ export interface SimulatedKubeletOptions {
   pods: SimulatedPods;
 }
 
-const ms = (t: string | undefined, fallback: number) => (t ? Date.parse(t) || fallback : fallback);
+/** A status time in ms (the fallback when it is absent or unreadable). */
+const timeOf = (t: string | undefined, fallback: number) => (t ? Date.parse(t) || fallback : fallback);
 
 export class SimulatedKubeletAPI {
   private readonly server: HttpsServer;
@@ -162,7 +163,7 @@ export class SimulatedKubeletAPI {
     const started = pod?.status?.containerStatuses?.find((s: any) => s.name === m![2])?.state?.running;
     if (!pod || !started) return undefined;
     const now = Date.now();
-    return fakeUsage(pod, m![2], ms(started.startedAt, now), now);
+    return fakeUsage(pod, m![2], timeOf(started.startedAt, now), now);
   }
 
   /** The node's figures: its own load (SIMULATED_SYSTEM_USAGE) and its running containers'. */
@@ -203,7 +204,7 @@ function servedPod(pod: KubeObject): ServedPod {
     const running = s.state?.running;
     const done = s.state?.terminated;
     if (!s.containerID || (!running && !done)) return;
-    const startedAt = ms(running?.startedAt ?? done?.startedAt, Date.now());
+    const startedAt = timeOf(running?.startedAt ?? done?.startedAt, Date.now());
     containers.set(s.name, {
       current: {
         id: s.containerID,
@@ -217,13 +218,13 @@ function servedPod(pod: KubeObject): ServedPod {
         createdAt: startedAt,
         startedAt,
         logPath: '',
-        ...(done ? { finishedAt: ms(done.finishedAt, startedAt), exitCode: done.exitCode ?? 0 } : {}),
+        ...(done ? { finishedAt: timeOf(done.finishedAt, startedAt), exitCode: done.exitCode ?? 0 } : {}),
       },
     });
   };
   for (const s of st.initContainerStatuses ?? []) add(s, 'init');
   for (const s of st.containerStatuses ?? []) add(s, 'regular');
-  return { uid: pod.metadata.uid!, pod, startTime: ms(st.startTime, Date.now()), containers };
+  return { uid: pod.metadata.uid!, pod, startTime: timeOf(st.startTime, Date.now()), containers };
 }
 
 /** A simulated container's log: what the fake runtime writes at its start (and exit), at those times. */
