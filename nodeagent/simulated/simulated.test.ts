@@ -2,10 +2,12 @@
 // renews its Lease; a pod bound to one goes Running and Ready with an address
 // from that node's pod CIDR; a deleted pod is removed for good.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Agent, request } from 'undici';
 import { startTestAPIServer, type TestAPIServer } from '../../apiserver/server/testing';
+import { createClientCert } from '../../shared/pki/certs';
 import { Client, isNotFound } from '../../shared/client';
 import { waitUntil } from '../../shared/cluster/process';
 import { defaultFlagValues } from '../../shared/options/defaults';
@@ -205,5 +207,88 @@ describe('nodeagent: simulated nodes', function () {
     );
     assert.equal(await runningIP('q'), q);
     assert.equal((await client.resource('nodes').list()).items.length, NODES);
+  });
+});
+
+describe("nodeagent: simulated nodes' kubelet API authenticates and authorizes as the agent's", function () {
+  this.timeout(60_000);
+  let srv: TestAPIServer;
+  let client: Client;
+  let sim: RunningSimulatedNodes;
+  let dir: string;
+  let alice: { certPem: string; keyPem: string };
+
+  before(async () => {
+    srv = await startTestAPIServer({
+      authorizationMode: ['RBAC'],
+      kubeletPreferredAddressTypes: ['InternalIP'],
+    });
+    client = Client.create(srv.config, { qps: -1, http2: false });
+    dir = mkdtempSync(join(tmpdir(), 'tkube-sim-auth-'));
+    const certs = join(srv.dir, 'certs');
+    const ca = {
+      certPem: readFileSync(join(certs, 'ca.crt'), 'utf8'),
+      keyPem: readFileSync(join(certs, 'ca.key'), 'utf8'),
+    };
+    alice = await createClientCert(ca, { commonName: 'alice' });
+    const values = defaultFlagValues(nodeagentFlags, {
+      kubeconfig: srv.kubeconfig,
+      hostnameOverride: 'authz',
+      simulatedNodes: 2,
+      nodeIp: ['127.0.0.1'],
+      rootDir: dir,
+      readOnlyPort: 0,
+      healthzPort: 0,
+      anonymousAuth: false,
+      authorizationMode: 'Webhook',
+      clientCaFile: join(certs, 'ca.crt'),
+    });
+    const cfg = resolveConfig(values, { explicit: () => true });
+    sim = await startSimulatedNodes(cfg, cfg.simulatedNodes);
+  });
+
+  after(async () => {
+    await sim?.stop();
+    await client?.close();
+    await srv?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** GET /healthz on a node's kubelet port, as alice or with no credentials. */
+  async function healthz(node: string, asAlice: boolean): Promise<{ status: number; body: string }> {
+    const n: any = await client.resource('nodes').get(node);
+    const a = new Agent({
+      connect: { rejectUnauthorized: false, ...(asAlice ? { cert: alice.certPem, key: alice.keyPem } : {}) },
+    });
+    try {
+      const r = await request(`https://127.0.0.1:${n.status.daemonEndpoints.kubeletEndpoint.Port}/healthz`, {
+        dispatcher: a,
+      });
+      return { status: r.statusCode, body: await r.body.text() };
+    } finally {
+      await a.close();
+    }
+  }
+
+  it('401 without credentials; SubjectAccessReviews name the node', async () => {
+    assert.deepEqual(await healthz('authz-1', false), { status: 401, body: 'Unauthorized' });
+    assert.deepEqual(await healthz('authz-2', true), {
+      status: 403,
+      body: 'Forbidden (user=alice, verb=get, resource=nodes, subresource=proxy)',
+    });
+    await client.resource('clusterroles.rbac.authorization.k8s.io').create({
+      metadata: { name: 'proxy-authz-1' },
+      rules: [{ apiGroups: [''], resources: ['nodes/proxy'], verbs: ['get'], resourceNames: ['authz-1'] }],
+    } as any);
+    await client.resource('clusterrolebindings.rbac.authorization.k8s.io').create({
+      metadata: { name: 'alice-proxy-authz-1' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'proxy-authz-1' },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'alice' }],
+    } as any);
+    assert.deepEqual(await healthz('authz-1', true), { status: 200, body: 'ok' });
+    assert.equal((await healthz('authz-2', true)).status, 403);
+    // The apiserver's kubelet client certificate (system:masters) may.
+    const r = await client.rest.raw({ method: 'GET', path: '/api/v1/nodes/authz-2/proxy/healthz' });
+    assert.equal(r.body.toString(), 'ok');
   });
 });
