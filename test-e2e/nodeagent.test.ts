@@ -528,6 +528,66 @@ describe('nodeagent: a node agent against a real apiserver', function () {
     );
   });
 
+  describe('pods/log over a WebSocket (clients without SPDY)', () => {
+    /** Reads a pod's log over a WebSocket with the given subprotocols until the server closes it. */
+    async function wsLog(name: string, protocols: string[], query: string) {
+      const { default: WebSocket } = await import('ws');
+      const c = loadKubeconfig(srv.kubeconfig);
+      const url = `${c.server.replace(/^https/, 'wss')}/api/v1/namespaces/default/pods/${name}/log?${query}`;
+      const ws = new WebSocket(url, protocols, { ca: c.caPem, cert: c.certPem, key: c.keyPem });
+      const messages: { data: Buffer; binary: boolean }[] = [];
+      ws.on('message', (d: Buffer, binary: boolean) => messages.push({ data: Buffer.from(d), binary }));
+      const code = await new Promise<number>((resolve, reject) => {
+        ws.on('close', (closeCode: number) => resolve(closeCode));
+        ws.on('error', reject);
+      });
+      return { protocol: ws.protocol, messages, code };
+    }
+
+    before(async () => {
+      await pods().create({
+        metadata: {
+          name: 'ws-log',
+          // Runs 4 s, one line a second: a follow ends with the container.
+          annotations: { 'tkube.io/fake-run-seconds': '4', 'tkube.io/fake-log-interval': '1' },
+        },
+        spec: { nodeName: node, restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox:1.36' }] },
+      });
+      await waitUntil(async () => !!(await podRunning('ws-log')), 20_000, 'ws-log Running');
+    });
+
+    it('binary.k8s.io: follows the log in binary messages and closes when the container ends', async () => {
+      const r = await wsLog('ws-log', ['binary.k8s.io'], 'container=c&follow=true');
+      assert.equal(r.protocol, 'binary.k8s.io');
+      assert.equal(r.code, 1000, 'a normal close when the log ends');
+      assert.deepEqual(r.messages[0], { data: Buffer.alloc(0), binary: true }, 'an empty message first');
+      assert.ok(r.messages.every((m) => m.binary && m.data.length <= 2048));
+      const text = Buffer.concat(r.messages.map((m) => m.data)).toString();
+      assert.match(text, /^fake container c started$/m);
+      assert.match(text, /^fake container c exited with code 0$/m, 'followed to the end');
+    });
+
+    it('base64.binary.k8s.io: base64 text messages; no protocol: binary; others refused', async () => {
+      const b = await wsLog('ws-log', ['base64.binary.k8s.io'], 'container=c&follow=true&timestamps=true');
+      assert.equal(b.protocol, 'base64.binary.k8s.io');
+      assert.equal(b.code, 1000);
+      assert.ok(
+        b.messages.every((m) => !m.binary),
+        'text messages',
+      );
+      assert.equal(b.messages[0].data.toString(), '');
+      const text = Buffer.concat(b.messages.map((m) => Buffer.from(m.data.toString(), 'base64'))).toString();
+      assert.match(text, /^\d{4}-\d\d-\d\dT\S+Z fake container c started$/m);
+      const none = await wsLog('ws-log', [], 'container=c');
+      assert.equal(none.protocol, '');
+      assert.match(Buffer.concat(none.messages.map((m) => m.data)).toString(), /fake container c started/);
+      await assert.rejects(
+        wsLog('ws-log', ['channel.k8s.io'], 'container=c'),
+        /Unexpected server response: 403/,
+      );
+    });
+  });
+
   it('answers `kubectl exec` on the fake runtime with a clear error, not a hang', async function () {
     if (!haveKubectl) this.skip();
     const envs: Record<string, string>[] = [{}, { KUBECTL_REMOTE_COMMAND_WEBSOCKETS: 'false' }];

@@ -176,7 +176,7 @@ const node: FlagSpec[] = [
     name: 'simulated-nodes',
     type: 'int',
     default: 0,
-    help: 'Host this many simulated nodes instead of being one node: <hostname-override>-1 ... -N each register a Node, renew a Lease and report status, and the pods bound to them go Running on the fake runtime without running anything (no logs, exec or per-node kubelet API). Needs --runtime=fake and --kubeconfig. --kube-api-qps and --kube-api-burst apply per node. Not a kubelet flag.',
+    help: 'Host this many simulated nodes instead of being one node: <hostname-override>-1 ... -N each register a Node, renew a Lease and report status, and the pods bound to them go Running on the fake runtime without running anything; each node serves the kubelet API (synthetic stats and logs, no exec) on --address at a port the system picks, in its status.daemonEndpoints. Needs --runtime=fake and --kubeconfig. --kube-api-qps and --kube-api-burst apply per node. Not a kubelet flag.',
     validate: (v: number) => (v < 0 ? 'must not be negative' : undefined),
   },
 ];

@@ -65,6 +65,11 @@ export function rotatedFiles(path: string): string[] {
     .map((f) => join(dir, f));
 }
 
+/** One line of a CRI log file: "<timestamp> <stream> F <text>\n". */
+export function criLogLine(ms: number, seq: number, stream: LogStream, line: string): string {
+  return `${criTimestamp(ms, seq)} ${stream} F ${line}\n`;
+}
+
 /** Appends CRI-formatted lines to one container log file, rotating it. */
 export class ContainerLogWriter {
   private seq = 0;
@@ -83,7 +88,7 @@ export class ContainerLogWriter {
     const lines = text.split('\n');
     if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
     let out = '';
-    for (const line of lines) out += `${criTimestamp(now, this.seq++)} ${stream} F ${line}\n`;
+    for (const line of lines) out += criLogLine(now, this.seq++, stream, line);
     let size: number;
     try {
       size = statSync(this.path).size;
@@ -224,6 +229,35 @@ function inodeOf(path: string): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Every line of a whole log's text (the last one too, ended or not) that tailLines and since select, formatted. */
+function selectLines(text: string, o: LogOptions): string {
+  return formatEntries(
+    completeLines(text && !text.endsWith('\n') ? text + '\n' : text, o.tailLines).lines,
+    o,
+  );
+}
+
+/**
+ * A log held in memory (a simulated container's, CRI-formatted), read as
+ * readContainerLog reads a file; it does not grow, so a follow only waits for
+ * the container to end (or the client to leave).
+ */
+export async function* readLogText(
+  text: string,
+  o: LogOptions,
+  follow?: FollowControl,
+): AsyncGenerator<Buffer> {
+  const first = selectLines(text, o);
+  if (first) {
+    const { chunk, more } = new Limiter(o.limitBytes).take(first);
+    yield chunk;
+    if (!more) return;
+  }
+  if (!o.follow || !follow) return;
+  const sleep = follow.sleep ?? ((ms: number, signal?: AbortSignal) => realClock.sleep(ms, signal));
+  while (!follow.signal?.aborted && follow.running()) await sleep(follow.pollMs ?? 1000, follow.signal);
 }
 
 /** Reads a container log; with follow, keeps streaming new lines until the container stops. */

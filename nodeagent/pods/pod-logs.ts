@@ -10,6 +10,8 @@ import type { ContainerRecord, ContainerRuntime } from './runtime';
 
 export interface LogTarget {
   path: string;
+  /** The log itself, when no file holds it (a simulated container's; path is then empty). */
+  text?: string;
   running(): boolean;
 }
 
@@ -21,6 +23,26 @@ export class LogLookupError extends Error {
   ) {
     super(message);
   }
+}
+
+/** The kubelet's /containerLogs lookup failures. */
+export const logLookupErrors = {
+  noPod: (pod: string) => new LogLookupError(404, `pod "${pod}" does not exist`),
+  noContainer: (container: string, pod: string) =>
+    new LogLookupError(404, `container "${container}" not found in pod "${pod}"`),
+  noPrevious: (container: string, pod: string) =>
+    new LogLookupError(400, `previous terminated container "${container}" in pod "${pod}" not found`),
+  waiting: (container: string, pod: string, reason: string) =>
+    new LogLookupError(400, `container "${container}" in pod "${pod}" is waiting to start: ${reason}`),
+};
+
+/** Whether a pod has a container of that name (init, regular or ephemeral). */
+export function podHasContainer(pod: any, container: string): boolean {
+  return [
+    ...(pod.spec?.initContainers ?? []),
+    ...(pod.spec?.containers ?? []),
+    ...(pod.spec?.ephemeralContainers ?? []),
+  ].some((c: any) => c.name === container);
 }
 
 /** A pod's log directory under <root-dir>/logs (the CRI sandbox's log_directory). */
@@ -83,30 +105,18 @@ export class PodLogs {
   /** Where /containerLogs reads, with the kubelet's errors. */
   target(ns: string, podName: string, container: string, previous: boolean): LogTarget {
     const rec = this.d.records.byName(ns, podName);
-    if (!rec) throw new LogLookupError(404, `pod "${podName}" does not exist`);
-    const spec = [
-      ...(rec.pod.spec?.initContainers ?? []),
-      ...(rec.pod.spec?.containers ?? []),
-      ...(rec.pod.spec?.ephemeralContainers ?? []),
-    ].find((c: any) => c.name === container);
-    if (!spec) throw new LogLookupError(404, `container "${container}" not found in pod "${podName}"`);
+    if (!rec) throw logLookupErrors.noPod(podName);
+    if (!podHasContainer(rec.pod, container)) throw logLookupErrors.noContainer(container, podName);
     const s = rec.containers.get(container);
     if (previous) {
       const last = s?.current?.state === 'exited' && s.waiting ? s.current : s?.last;
-      if (!last)
-        throw new LogLookupError(
-          400,
-          `previous terminated container "${container}" in pod "${podName}" not found`,
-        );
+      if (!last) throw logLookupErrors.noPrevious(container, podName);
       return { path: last.logPath, running: () => false };
     }
     const cur = s?.current;
     if (!cur) {
       const reason = s?.waiting?.reason ?? (rec.rejected ? rec.rejected.reason : 'ContainerCreating');
-      throw new LogLookupError(
-        400,
-        `container "${container}" in pod "${podName}" is waiting to start: ${reason}`,
-      );
+      throw logLookupErrors.waiting(container, podName, reason);
     }
     return { path: cur.logPath, running: () => this.d.runtime.container(cur.id)?.state === 'running' };
   }

@@ -48,6 +48,11 @@ export interface PodRecord {
   timers: Timer[];
 }
 
+/** What the kubelet API reads of a pod (stats, streaming): a record, or a simulated node's pod. */
+export type ServedPod = Pick<PodRecord, 'uid' | 'pod' | 'startTime'> & {
+  containers: Map<string, Pick<ContainerState, 'current' | 'last'>>;
+};
+
 export const podKey = (ns: string, name: string) => `${ns}/${name}`;
 export const isTerminalPhase = (p: string | undefined) => p === 'Succeeded' || p === 'Failed';
 

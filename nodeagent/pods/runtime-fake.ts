@@ -69,6 +69,32 @@ function numberSetting(pod: any, key: string, container: string): number | undef
   return Number.isFinite(n) ? n : undefined;
 }
 
+/** The synthetic load of tkube.io/fake-cpu and fake-memory of a running container: constant, CPU time accruing. */
+export function fakeUsage(pod: any, container: string, startedAt: number, now: number): ContainerUsage {
+  const milliCPU = quantitySetting(pod, FAKE_ANNOTATIONS.cpu, container) ?? DEFAULT_USAGE.milliCPU;
+  const memMilli = quantitySetting(pod, FAKE_ANNOTATIONS.memory, container);
+  const memory = memMilli !== undefined ? Math.round(memMilli / 1000) : DEFAULT_USAGE.memoryBytes;
+  const nanoCores = milliCPU * 1_000_000;
+  const upMs = Math.max(0, now - startedAt);
+  return {
+    time: now,
+    cpuCoreNanoSeconds: Math.round((nanoCores * upMs) / 1000),
+    cpuNanoCores: nanoCores,
+    memoryWorkingSetBytes: memory,
+    memoryUsageBytes: memory,
+    memoryRSSBytes: memory,
+    rootfsUsedBytes: 0,
+  };
+}
+
+/** What a fake container logs when it starts. */
+export function fakeStartLines(name: string, image: string, attempt: number): string[] {
+  return [`fake container ${name} started`, `image ${image}, attempt ${attempt}`];
+}
+
+/** What a fake container logs when it exits. */
+export const fakeExitLine = (name: string, code: number) => `fake container ${name} exited with code ${code}`;
+
 /** How a fake container behaves, from the pod's annotations. */
 export interface FakeBehaviour {
   /** ms until it exits on its own; undefined: runs until stopped. */
@@ -212,8 +238,7 @@ export class FakeRuntime implements ContainerRuntime {
     if (c.rec.state !== 'created') throw new Error(`container ${id} is ${c.rec.state}, not created`);
     c.rec.state = 'running';
     c.rec.startedAt = this.clock.now();
-    c.log.write('stdout', `fake container ${c.rec.name} started`);
-    c.log.write('stdout', `image ${c.rec.image}, attempt ${c.rec.attempt}`);
+    for (const line of fakeStartLines(c.rec.name, c.rec.image, c.rec.attempt)) c.log.write('stdout', line);
     this.runLife(c, c.rec.startedAt);
   }
 
@@ -244,7 +269,7 @@ export class FakeRuntime implements ContainerRuntime {
     c.rec.finishedAt = this.clock.now();
     c.rec.exitCode = code;
     c.rec.reason = reason ?? (code === 0 ? 'Completed' : 'Error');
-    c.log.write('stdout', `fake container ${c.rec.name} exited with code ${code}`);
+    c.log.write('stdout', fakeExitLine(c.rec.name, code));
     c.exited?.();
     for (const l of this.listeners) l(c.rec);
   }
@@ -344,25 +369,11 @@ export class FakeRuntime implements ContainerRuntime {
     return this.ctrs.get(id)?.rec;
   }
 
-  /** The synthetic load of tkube.io/fake-cpu and fake-memory: constant while running, CPU time accruing. */
   containerUsage(id: string): ContainerUsage | undefined {
     const c = this.ctrs.get(id);
     if (!c || c.rec.state !== 'running') return undefined;
     const now = this.clock.now();
-    const milliCPU = quantitySetting(c.pod, FAKE_ANNOTATIONS.cpu, c.rec.name) ?? DEFAULT_USAGE.milliCPU;
-    const memMilli = quantitySetting(c.pod, FAKE_ANNOTATIONS.memory, c.rec.name);
-    const memory = memMilli !== undefined ? Math.round(memMilli / 1000) : DEFAULT_USAGE.memoryBytes;
-    const nanoCores = milliCPU * 1_000_000;
-    const upMs = Math.max(0, now - (c.rec.startedAt ?? now));
-    return {
-      time: now,
-      cpuCoreNanoSeconds: Math.round((nanoCores * upMs) / 1000),
-      cpuNanoCores: nanoCores,
-      memoryWorkingSetBytes: memory,
-      memoryUsageBytes: memory,
-      memoryRSSBytes: memory,
-      rootfsUsedBytes: 0,
-    };
+    return fakeUsage(c.pod, c.rec.name, c.rec.startedAt ?? now, now);
   }
 
   containers(podUID: string): ContainerRecord[] {

@@ -7,7 +7,7 @@
 import { statSync } from 'node:fs';
 import { MetricsRegistry } from '../../shared/metrics/registry';
 import type { MachineInfo, Readings } from '../status/sysinfo';
-import type { PodRecord } from '../pods/records';
+import type { ServedPod } from '../pods/records';
 import type { ContainerUsage } from '../pods/runtime';
 import { rfc3339 } from '../status/node';
 
@@ -15,7 +15,7 @@ export interface StatsSources {
   nodeName: string;
   machine: MachineInfo;
   readings(): Readings | undefined;
-  pods(): PodRecord[];
+  pods(): ServedPod[];
   startTime: number;
   currentVersion: string;
   /** A container's measured use (the runtime's); undefined: none measured. */
@@ -38,7 +38,7 @@ interface ContainerUse {
   usage?: ContainerUsage;
 }
 
-function containersOf(src: StatsSources, r: PodRecord): ContainerUse[] {
+function containersOf(src: StatsSources, r: ServedPod): ContainerUse[] {
   const out: ContainerUse[] = [];
   for (const [name, s] of r.containers) {
     const cur = s.current;
@@ -212,7 +212,7 @@ export function machineSpec(src: StatsSources): any {
   };
 }
 
-function podLabels(p: PodRecord) {
+function podLabels(p: ServedPod) {
   return { namespace: p.pod.metadata.namespace ?? '', pod: p.pod.metadata.name ?? '' };
 }
 

@@ -11,7 +11,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { logger } from '../../shared/log';
 import { dialUpgrade, readRest, splice, writeRawResponse } from '../../shared/streaming/upgrade';
-import type { PodManager } from '../pods/manager';
+import type { ServedPod } from '../pods/records';
 import type { ContainerRuntime, StreamRequest } from '../pods/runtime';
 
 const log = logger('nodeagent/streaming');
@@ -58,7 +58,13 @@ export function parseStreamPath(path: string): Target | undefined {
 const one = (q: URLSearchParams, name: string) => q.get(name) === '1';
 
 export class StreamingEndpoints {
-  constructor(private readonly d: { pods: PodManager; runtime?: ContainerRuntime; runtimeName: string }) {}
+  constructor(
+    private readonly d: {
+      pods: { podByName(ns: string, name: string): ServedPod | undefined };
+      runtime?: ContainerRuntime;
+      runtimeName: string;
+    },
+  ) {}
 
   /** The container ID of a running container of the pod (the kubelet's findContainer). */
   private containerID(t: Target): string {

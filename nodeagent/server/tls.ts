@@ -4,6 +4,8 @@
 // serving certificate for the node's names and addresses, the CA appended.
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import type { ServerOptions } from 'node:https';
+import type { SecureVersion } from 'node:tls';
 import { certCovers, createCA, createServingCert, loadOrCreate } from '../../shared/pki/certs';
 
 export interface ServingCert {
@@ -59,5 +61,22 @@ export async function servingCertificate(o: ServingCertOptions): Promise<Serving
     certFile: pair.certFile,
     keyFile: pair.keyFile,
     clientCaPem,
+  };
+}
+
+const TLS_VERSIONS: Record<string, SecureVersion> = {
+  VersionTLS10: 'TLSv1',
+  VersionTLS11: 'TLSv1.1',
+  VersionTLS12: 'TLSv1.2',
+  VersionTLS13: 'TLSv1.3',
+};
+
+/** The secure port's TLS: the serving pair, client certificates asked for when --client-ca-file is set. */
+export function secureServerOptions(tls: ServingCert, tlsMinVersion?: string): ServerOptions {
+  return {
+    cert: tls.certPem,
+    key: tls.keyPem,
+    ...(tls.clientCaPem ? { ca: tls.clientCaPem, requestCert: true, rejectUnauthorized: false } : {}),
+    ...(tlsMinVersion ? { minVersion: TLS_VERSIONS[tlsMinVersion] } : {}),
   };
 }

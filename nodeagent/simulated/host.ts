@@ -1,8 +1,8 @@
 // The process that hosts the simulated nodes (--simulated-nodes N): one
 // client whose rate limit is N nodes' worth of --kube-api-qps/--kube-api-burst,
 // one pod informer, N Node registrations, leases and status loops spread over
-// their periods, and /healthz (healthz port) plus /healthz and /metrics on the
-// read-only port — no kubelet API per node.
+// their periods, each node's kubelet API on a port of its own (kubelet-api.ts),
+// and /healthz (healthz port) plus /healthz and /metrics on the read-only port.
 import { setMaxListeners } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { Client } from '../../shared/client/client';
@@ -16,6 +16,8 @@ import { KUBELET_VERSION } from '../status/node';
 import type { NodeAgentConfig } from '../app/config';
 import { SimulatedNode } from './nodes';
 import { SimulatedPods } from './pods';
+import { SimulatedKubeletAPI } from './kubelet-api';
+import { servingCertificate } from '../server/tls';
 
 const log = logger('simulated-nodes');
 
@@ -112,6 +114,27 @@ export async function startSimulatedNodes(
         : 0,
   };
 
+  const factory = new SharedInformerFactory(client, {
+    transform: (obj: KubeObject) => {
+      if (obj.metadata?.managedFields) obj.metadata = { ...obj.metadata, managedFields: undefined };
+      return obj;
+    },
+  });
+  const pods = new SimulatedPods(client, factory, byName);
+
+  // The nodes' kubelet API: their ports are in the Nodes they register.
+  const tls = await servingCertificate({
+    certDir: cfg.certDir,
+    tlsCertFile: cfg.tlsCertFile,
+    tlsPrivateKeyFile: cfg.tlsPrivateKeyFile,
+    clientCAFile: cfg.clientCAFile,
+    nodeName: cfg.nodeName,
+    hostname: cfg.hostname,
+    ips: cfg.nodeIPs.length ? cfg.nodeIPs : ['127.0.0.1'],
+  });
+  const api = new SimulatedKubeletAPI({ config: cfg, tls, client, metrics, pods });
+  await api.listen(nodes);
+
   // Register every node (a bounded number at a time), then start its loops.
   const loops: Promise<void>[] = [];
   let next = 0;
@@ -147,13 +170,6 @@ export async function startSimulatedNodes(
   await Promise.all(Array.from({ length: Math.min(REGISTER_CONCURRENCY, count) }, registerAll));
   log.info('simulated nodes registered', { nodes: count });
 
-  const factory = new SharedInformerFactory(client, {
-    transform: (obj: KubeObject) => {
-      if (obj.metadata?.managedFields) obj.metadata = { ...obj.metadata, managedFields: undefined };
-      return obj;
-    },
-  });
-  const pods = new SimulatedPods(client, factory, byName);
   factory.start(signal);
   loops.push(pods.run(signal));
 
@@ -168,6 +184,7 @@ export async function startSimulatedNodes(
       ac.abort();
       await factory.shutdown();
       await Promise.allSettled(loops);
+      await api.close();
       for (const s of servers) await new Promise((r) => s.close(r));
       await client.close();
       log.info('simulated nodes stopped', { nodes: count });

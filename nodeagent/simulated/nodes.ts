@@ -3,7 +3,8 @@
 // simulated machine facts), renews its Lease in kube-node-lease, reports its
 // status every --node-status-update-frequency when it changed or once per
 // report period, and runs the pods bound to it through the fake lifecycle
-// (simulated/pods.ts). Nothing runs: no ports per node, no logs, no exec.
+// (simulated/pods.ts). Nothing runs; each node serves the kubelet API on a
+// port of its own with synthetic figures and logs (simulated/kubelet-api.ts).
 import { randomUUID } from 'node:crypto';
 import type { Client } from '../../shared/client/client';
 import { isAlreadyExists, isNotFound } from '../../shared/client';
@@ -17,6 +18,8 @@ const log = logger('simulated-nodes');
 
 /** What every simulated node says it has (kwok's defaults: 32 CPUs, 256 GiB). */
 export const SIMULATED_CAPACITY = { cores: 32, memory: 256 * 1024 ** 3, ephemeralStorage: 1024 ** 4 };
+/** What a simulated node's own system (OS, kubelet, runtime) uses beside its pods, in its figures. */
+export const SIMULATED_SYSTEM_USAGE = { milliCPU: 50, memoryBytes: 256 * 1024 ** 2 };
 /** Marks the Nodes a simulator hosts (kwok: kwok.x-k8s.io/node=fake). */
 export const SIMULATED_ANNOTATION = 'node.tkube.io/simulated';
 
@@ -81,6 +84,15 @@ export class SimulatedNode {
 
   get name(): string {
     return this.config.nodeName;
+  }
+
+  get machine(): MachineInfo {
+    return this.facts.machine;
+  }
+
+  /** The port of its kubelet API, published in status.daemonEndpoints (set before it registers). */
+  set kubeletPort(port: number) {
+    this.config.port = port;
   }
 
   get uid(): string | undefined {

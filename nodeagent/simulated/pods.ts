@@ -53,6 +53,12 @@ class PodIPs {
   }
 }
 
+const NODE_INDEX = 'simulatedNode';
+const UID_INDEX = 'uid';
+
+/** The container ID a simulated pod's container reports: fake://<pod uid>/<container>. */
+export const simulatedContainerID = (podUID: string, container: string) => `fake://${podUID}/${container}`;
+
 const key = (pod: KubeObject) => `${pod.metadata.namespace}/${pod.metadata.name}`;
 
 export class SimulatedPods {
@@ -71,6 +77,11 @@ export class SimulatedPods {
     this.pods = client.resource('pods');
     for (const n of nodes.values()) this.ips.set(n.name, new PodIPs(n.config.podCIDR!.replace(/0\/24$/, '')));
     this.informer = factory.forResource<KubeObject>('pods');
+    // What the nodes' kubelet APIs look pods up by.
+    this.informer.addIndexers({
+      [NODE_INDEX]: (pod) => (this.nodes.has(pod.spec?.nodeName) ? [pod.spec.nodeName] : []),
+      [UID_INDEX]: (pod) => (this.nodes.has(pod.spec?.nodeName) ? [pod.metadata.uid!] : []),
+    });
     this.informer.addEventHandler({
       onAdd: (pod) => this.changed(pod),
       onUpdate: (_old, pod) => this.changed(pod),
@@ -79,6 +90,16 @@ export class SimulatedPods {
         this.ips.get(pod.spec?.nodeName)?.release(pod.metadata.uid!);
       },
     });
+  }
+
+  /** The pods bound to a simulated node. */
+  onNode(node: string): KubeObject[] {
+    return this.informer.indexer.byIndex(NODE_INDEX, node);
+  }
+
+  /** A pod of a simulated node by its uid. */
+  byUID(uid: string): KubeObject | undefined {
+    return this.informer.indexer.byIndex(UID_INDEX, uid)[0];
   }
 
   private changed(pod: KubeObject): void {
@@ -149,7 +170,7 @@ export class SimulatedPods {
       lastProbeTime: null,
       lastTransitionTime: now,
     });
-    const id = (name: string) => `fake://${pod.metadata.uid}/${name}`;
+    const id = (name: string) => simulatedContainerID(pod.metadata.uid!, name);
     return {
       phase: 'Running',
       hostIP,

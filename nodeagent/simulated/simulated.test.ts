@@ -2,17 +2,19 @@
 // renews its Lease; a pod bound to one goes Running and Ready with an address
 // from that node's pod CIDR; a deleted pod is removed for good.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Agent, request } from 'undici';
 import { startTestAPIServer, type TestAPIServer } from '../../apiserver/server/testing';
+import { createClientCert } from '../../shared/pki/certs';
 import { Client, isNotFound } from '../../shared/client';
 import { waitUntil } from '../../shared/cluster/process';
 import { defaultFlagValues } from '../../shared/options/defaults';
 import { resolveConfig } from '../app/config';
 import { nodeagentFlags } from '../app/options';
 import { startSimulatedNodes, type RunningSimulatedNodes } from './host';
-import { SIMULATED_ANNOTATION } from './nodes';
+import { SIMULATED_ANNOTATION, SIMULATED_SYSTEM_USAGE } from './nodes';
 
 const NODES = 5;
 
@@ -25,7 +27,8 @@ describe('nodeagent: simulated nodes', function () {
   let cfg: ReturnType<typeof resolveConfig>;
 
   before(async () => {
-    srv = await startTestAPIServer();
+    // Node names do not resolve: the apiserver reaches the simulated nodes by their InternalIP.
+    srv = await startTestAPIServer({ kubeletPreferredAddressTypes: ['InternalIP'] });
     client = Client.create(srv.config, { qps: -1, http2: false });
     dir = mkdtempSync(join(tmpdir(), 'tkube-sim-'));
     const values = defaultFlagValues(nodeagentFlags, {
@@ -133,6 +136,41 @@ describe('nodeagent: simulated nodes', function () {
     );
   });
 
+  it("serves each node's kubelet API on a port of its own, with the fake runtime's figures and logs", async () => {
+    const nodes: any[] = (await client.resource('nodes').list()).items;
+    const ports = nodes.map((n) => n.status.daemonEndpoints.kubeletEndpoint.Port);
+    assert.ok(ports.every((p) => p > 0));
+    assert.equal(new Set(ports).size, NODES, `a port per node: ${ports}`);
+    const get = async (path: string) => (await client.rest.raw({ method: 'GET', path })).body.toString();
+    assert.equal(await get('/api/v1/nodes/sim-4/proxy/healthz'), 'ok');
+
+    const pods = client.resource('pods').namespace('default');
+    await pods.create({
+      metadata: { name: 'load', annotations: { 'tkube.io/fake-cpu': '20m', 'tkube.io/fake-memory': '64Mi' } },
+      spec: { nodeName: 'sim-4', containers: [{ name: 'c', image: 'busybox' }] },
+    });
+    await waitUntil(async () => (await pods.get('load')).status?.phase === 'Running', 20_000, 'load Running');
+    const summary = JSON.parse(await get('/api/v1/nodes/sim-4/proxy/stats/summary'));
+    assert.equal(summary.node.nodeName, 'sim-4');
+    assert.equal(summary.node.memory.workingSetBytes, SIMULATED_SYSTEM_USAGE.memoryBytes + 64 * 2 ** 20);
+    assert.equal(summary.node.cpu.usageNanoCores, (SIMULATED_SYSTEM_USAGE.milliCPU + 20) * 1e6);
+    const load = summary.pods.find((p: any) => p.podRef.name === 'load');
+    assert.equal(load.containers[0].memory.workingSetBytes, 64 * 2 ** 20);
+    assert.equal(load.cpu.usageNanoCores, 20e6);
+    const other = JSON.parse(await get('/api/v1/nodes/sim-5/proxy/stats/summary'));
+    assert.equal(other.node.nodeName, 'sim-5');
+    assert.deepEqual(other.pods, []);
+    assert.match(
+      await get('/api/v1/nodes/sim-4/proxy/metrics/resource'),
+      /^container_memory_working_set_bytes\{[^}]*pod="load"[^}]*\} 67108864/m,
+    );
+    assert.match(
+      await get('/api/v1/namespaces/default/pods/load/log?timestamps=true'),
+      /^\S+Z fake container c started\n\S+Z image busybox, attempt 0\n$/,
+    );
+    await pods.delete('load', { gracePeriodSeconds: 0 });
+  });
+
   it('takes its nodes and running pods over after a restart: addresses stay, new pods get free ones', async () => {
     const pods = client.resource('pods').namespace('default');
     const runningIP = (name: string) =>
@@ -157,7 +195,100 @@ describe('nodeagent: simulated nodes', function () {
     });
     const r = await runningIP('r');
     assert.notEqual(r, q);
+    // Its kubelet API is on new ports, which the nodes published again.
+    await waitUntil(
+      () =>
+        client.rest
+          .raw({ method: 'GET', path: '/api/v1/nodes/sim-1/proxy/healthz' })
+          .then((res) => res.body.toString() === 'ok')
+          .catch(() => false),
+      10_000,
+      'sim-1 /healthz after the restart',
+    );
     assert.equal(await runningIP('q'), q);
     assert.equal((await client.resource('nodes').list()).items.length, NODES);
+  });
+});
+
+describe("nodeagent: simulated nodes' kubelet API authenticates and authorizes as the agent's", function () {
+  this.timeout(60_000);
+  let srv: TestAPIServer;
+  let client: Client;
+  let sim: RunningSimulatedNodes;
+  let dir: string;
+  let alice: { certPem: string; keyPem: string };
+
+  before(async () => {
+    srv = await startTestAPIServer({
+      authorizationMode: ['RBAC'],
+      kubeletPreferredAddressTypes: ['InternalIP'],
+    });
+    client = Client.create(srv.config, { qps: -1, http2: false });
+    dir = mkdtempSync(join(tmpdir(), 'tkube-sim-auth-'));
+    const certs = join(srv.dir, 'certs');
+    const ca = {
+      certPem: readFileSync(join(certs, 'ca.crt'), 'utf8'),
+      keyPem: readFileSync(join(certs, 'ca.key'), 'utf8'),
+    };
+    alice = await createClientCert(ca, { commonName: 'alice' });
+    const values = defaultFlagValues(nodeagentFlags, {
+      kubeconfig: srv.kubeconfig,
+      hostnameOverride: 'authz',
+      simulatedNodes: 2,
+      nodeIp: ['127.0.0.1'],
+      rootDir: dir,
+      readOnlyPort: 0,
+      healthzPort: 0,
+      anonymousAuth: false,
+      authorizationMode: 'Webhook',
+      clientCaFile: join(certs, 'ca.crt'),
+    });
+    const cfg = resolveConfig(values, { explicit: () => true });
+    sim = await startSimulatedNodes(cfg, cfg.simulatedNodes);
+  });
+
+  after(async () => {
+    await sim?.stop();
+    await client?.close();
+    await srv?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** GET /healthz on a node's kubelet port, as alice or with no credentials. */
+  async function healthz(node: string, asAlice: boolean): Promise<{ status: number; body: string }> {
+    const n: any = await client.resource('nodes').get(node);
+    const a = new Agent({
+      connect: { rejectUnauthorized: false, ...(asAlice ? { cert: alice.certPem, key: alice.keyPem } : {}) },
+    });
+    try {
+      const r = await request(`https://127.0.0.1:${n.status.daemonEndpoints.kubeletEndpoint.Port}/healthz`, {
+        dispatcher: a,
+      });
+      return { status: r.statusCode, body: await r.body.text() };
+    } finally {
+      await a.close();
+    }
+  }
+
+  it('401 without credentials; SubjectAccessReviews name the node', async () => {
+    assert.deepEqual(await healthz('authz-1', false), { status: 401, body: 'Unauthorized' });
+    assert.deepEqual(await healthz('authz-2', true), {
+      status: 403,
+      body: 'Forbidden (user=alice, verb=get, resource=nodes, subresource=proxy)',
+    });
+    await client.resource('clusterroles.rbac.authorization.k8s.io').create({
+      metadata: { name: 'proxy-authz-1' },
+      rules: [{ apiGroups: [''], resources: ['nodes/proxy'], verbs: ['get'], resourceNames: ['authz-1'] }],
+    } as any);
+    await client.resource('clusterrolebindings.rbac.authorization.k8s.io').create({
+      metadata: { name: 'alice-proxy-authz-1' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'proxy-authz-1' },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'alice' }],
+    } as any);
+    assert.deepEqual(await healthz('authz-1', true), { status: 200, body: 'ok' });
+    assert.equal((await healthz('authz-2', true)).status, 403);
+    // The apiserver's kubelet client certificate (system:masters) may.
+    const r = await client.rest.raw({ method: 'GET', path: '/api/v1/nodes/authz-2/proxy/healthz' });
+    assert.equal(r.body.toString(), 'ok');
   });
 });

@@ -4,13 +4,14 @@
 import { badRequest, internalError, StatusError } from '../../../shared/api/status';
 import { PassThrough } from 'node:stream';
 import type { Scope } from '../scope';
-import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { UpstreamLocation } from '../../registry/registry';
 import { upgradeOf } from '../../server/http';
 import type { StreamKind } from '../../registry/strategies/pod-stream';
 import { handleStream } from './stream';
 import { passThrough } from './upgrade';
+import { isWebSocketRequest, logWebSocketProtocol, refuseWebSocket, webSocketLogSink } from './log-websocket';
 
 /** The connect subresources that need an upgraded connection. */
 const STREAMING = new Set(['exec', 'attach', 'portforward']);
@@ -35,8 +36,15 @@ export async function handleProxy(s: Scope): Promise<void> {
   const loc = await sub.custom!.locate!(s.ctx, s.info.name, s.served, s.query, subpath);
   const up = upgradeOf(s.req);
   if (STREAMING.has(sub.name)) return handleStream(s, loc, up, sub.name as StreamKind);
+  // pods/log to a WebSocket is served here (the kubelet speaks plain HTTP for logs).
+  let sink: AnswerSink | undefined;
+  if (sub.name === 'log' && up && isWebSocketRequest(s.req)) {
+    const protocol = logWebSocketProtocol(s.req as IncomingMessage);
+    if (protocol === undefined) return refuseWebSocket(s, up);
+    sink = webSocketLogSink(s, up, protocol);
+  }
   // A WebSocket (or any upgrade) through pods/, services/ or nodes/ proxy: spliced to the upstream.
-  if (up && s.req.headers.upgrade) return passThrough(s, loc, up);
+  else if (up && s.req.headers.upgrade) return passThrough(s, loc, up);
   const method = s.req.method ?? 'GET';
   const hasBody = method !== 'GET' && method !== 'HEAD';
   await streamProxy(
@@ -48,6 +56,7 @@ export async function handleProxy(s: Scope): Promise<void> {
       ...(hasBody ? { 'content-type': String(s.req.headers['content-type'] ?? '') } : {}),
     },
     sub.name === 'log' ? kubeletLogFailure : undefined,
+    sink,
   ).catch((err) => {
     if (!(err instanceof UpstreamError)) throw err;
     // Kubernetes: the proxy subresources answer 503; pods/log reports the failed request.
@@ -65,6 +74,9 @@ function kubeletLogFailure(code: number, text: string): StatusError | undefined 
   return undefined;
 }
 
+/** Takes an upstream's answer body over; abort() ends the upstream request (the client left). */
+export type AnswerSink = (body: AsyncIterable<Buffer>, abort: () => void) => Promise<void>;
+
 /** The upstream could not be reached; message in Go's words (net.Dialer's errors). */
 export class UpstreamError extends Error {}
 
@@ -80,6 +92,8 @@ export async function streamProxy(
   headers: Record<string, string | string[]>,
   /** An error answer of the upstream as a Status of ours (undefined: passed on as it is). */
   failure?: (code: number, text: string) => StatusError | undefined,
+  /** Where a successful answer goes instead of the client's response (a WebSocket: pods/log). */
+  sink?: AnswerSink,
 ): Promise<void> {
   // Loaded on first use: most apiservers never proxy, and undici is a large module.
   const { Agent, request } = await import('undici');
@@ -131,6 +145,7 @@ export async function streamProxy(
       res.end(text);
       return;
     }
+    if (sink && upstream.statusCode < 400) return await sink(upstream.body, () => ac.abort());
     const out: Record<string, string | string[]> = {};
     for (const [k, v] of Object.entries(upstream.headers))
       if (v !== undefined && !HOP_BY_HOP.has(k)) out[k] = v as string | string[];

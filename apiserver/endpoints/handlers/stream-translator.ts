@@ -8,7 +8,7 @@
 // (v4/v5; the older protocols carry only a failure's message), then a close.
 import type { IncomingMessage } from 'node:http';
 import type { Duplex, Writable } from 'node:stream';
-import { WebSocketServer, type WebSocket, type RawData } from 'ws';
+import type { WebSocket, RawData } from 'ws';
 import { internalError, StatusError } from '../../../shared/api/status';
 import { SpdyConnection, type SpdyStream } from '../../../shared/streaming/spdy';
 import {
@@ -19,7 +19,7 @@ import {
 } from '../../../shared/streaming/upgrade';
 import type { Upgrade } from '../../server/http';
 import type { Scope } from '../scope';
-import { dialFailed, relayFailure, takeOver } from './upgrade';
+import { acceptWebSocket as accept, dialFailed, relayFailure } from './upgrade';
 
 export const PORT_FORWARD_TUNNEL_PROTOCOL = 'SPDY/3.1+portforward.k8s.io';
 
@@ -40,18 +40,6 @@ export interface RemoteCommandOptions {
   stdout: boolean;
   stderr: boolean;
   tty: boolean;
-}
-
-function accept(s: Scope, up: Upgrade, protocol: string): Promise<WebSocket> {
-  takeOver(s, 101);
-  const server = new WebSocketServer({
-    noServer: true,
-    perMessageDeflate: false,
-    handleProtocols: () => protocol || false,
-  });
-  return new Promise((resolve) =>
-    server.handleUpgrade(s.req as IncomingMessage, up.socket, up.head, (ws) => resolve(ws)),
-  );
 }
 
 /** Bytes queued on a WebSocket before the source feeding it is paused. */

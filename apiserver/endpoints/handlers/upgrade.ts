@@ -3,6 +3,7 @@
 // client's headers (less its credentials), and the upstream's answer — a 101
 // followed by the spliced connection, or an error response — goes back as it came.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { WebSocketServer, type WebSocket } from 'ws';
 import { StatusError } from '../../../shared/api/status';
 import {
   dialUpgrade,
@@ -42,6 +43,19 @@ export function takeOver(s: Scope, status: number): void {
   const res = s.res as ServerResponse;
   res.statusCode = status;
   if (res.socket) res.detachSocket(res.socket);
+}
+
+/** Answers the upgrade as a WebSocket with the given subprotocol ("": none) and takes the socket over. */
+export function acceptWebSocket(s: Scope, up: Upgrade, protocol: string): Promise<WebSocket> {
+  takeOver(s, 101);
+  const server = new WebSocketServer({
+    noServer: true,
+    perMessageDeflate: false,
+    handleProtocols: () => protocol || false,
+  });
+  return new Promise((resolve) =>
+    server.handleUpgrade(s.req as IncomingMessage, up.socket, up.head, (ws) => resolve(ws)),
+  );
 }
 
 /** Sends the upgrade on unchanged; the upstream's answer comes back as it is (also the proxy subresources'). */
