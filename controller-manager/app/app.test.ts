@@ -54,6 +54,22 @@ describe('controller-manager: app', function () {
         '"alsonope" is not in the list of known controllers',
       ]);
     });
+    it('knows the volume controllers by their kube-controller-manager names and aliases', () => {
+      const all = new ControllerSelection(allControllers());
+      for (const n of ['persistentvolume-binder', 'pv-protection', 'pvc-protection', 'ephemeral-volume'])
+        assert.ok(all.names().includes(n), n);
+      assert.deepEqual(
+        all.validate([
+          'persistentvolume-binder-controller',
+          'persistentvolume-protection-controller',
+          'persistentvolumeclaim-protection-controller',
+          'ephemeral-volume-controller',
+        ]),
+        [],
+      );
+      const on = all.select(['*', '-pvc-protection']).map((d) => d.name);
+      assert.ok(on.includes('persistentvolume-binder') && !on.includes('pvc-protection'));
+    });
     it('knows every core controller, bootstrapsigner and tokencleaner off by default', () => {
       const all = new ControllerSelection(allControllers());
       for (const n of [

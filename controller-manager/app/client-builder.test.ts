@@ -38,6 +38,11 @@ describe('controller-manager: client builders', function () {
     assert.equal(controllerClientName('garbagecollector'), 'generic-garbage-collector');
     assert.equal(controllerClientName('taint-eviction-controller'), 'node-controller');
     assert.equal(controllerClientName('daemonset'), 'daemon-set-controller');
+    // The volume controllers' bootstrap roles: system:controller:persistent-volume-binder, pv-protection-controller ...
+    assert.equal(controllerClientName('persistentvolume-binder'), 'persistent-volume-binder');
+    assert.equal(controllerClientName('pv-protection'), 'pv-protection-controller');
+    assert.equal(controllerClientName('pvc-protection'), 'pvc-protection-controller');
+    assert.equal(controllerClientName('ephemeral-volume'), 'ephemeral-volume-controller');
     assert.equal(controllerClientName('something-new'), 'something-new-controller');
   });
 

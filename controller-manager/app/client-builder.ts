@@ -40,6 +40,7 @@ export const CONTROLLER_CLIENT_NAMES: Record<string, string> = {
   resourcequota: 'resourcequota-controller',
   disruption: 'disruption-controller',
   horizontalpodautoscaling: 'horizontal-pod-autoscaler',
+  'persistentvolume-binder': 'persistent-volume-binder',
 };
 
 /** The client name of a controller: the table's, else "<controller>-controller". */

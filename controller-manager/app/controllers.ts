@@ -1,14 +1,15 @@
-// Which controllers run: every descriptor the manager knows (core and
-// workload lists), and kube-controller-manager's --controllers rules:
+// Which controllers run: every descriptor the manager knows (core,
+// workload and volume lists), and kube-controller-manager's --controllers rules:
 // '*' = all on-by-default ones, 'foo' enables foo, '-foo' disables it, the
 // first entry naming a controller wins, names may be aliases.
 import type { ControllerDescriptor } from '../controller';
 import { coreControllers } from '../controllers/core-controllers';
 import { workloadControllers } from '../controllers/workload-controllers';
+import { volumeControllers } from '../controllers/volume-controllers';
 
 /** Every controller of the manager. */
 export function allControllers(): ControllerDescriptor[] {
-  return [...coreControllers, ...workloadControllers];
+  return [...coreControllers, ...workloadControllers, ...volumeControllers];
 }
 
 export class ControllerSelection {

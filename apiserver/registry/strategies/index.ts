@@ -2,6 +2,7 @@
 import type { Registry, ResourceBehaviour } from '../registry';
 import { namespaceBehaviour } from './namespace';
 import { nodeBehaviour } from './node';
+import { persistentVolumeBehaviour } from './persistentvolume';
 import { eventBehaviour, eventsV1Behaviour } from './event';
 import { bind, podBehaviour } from './pod';
 import { scaleSubresource } from './scale';
@@ -33,6 +34,7 @@ export function behaviours(o: BehaviourOptions): (group: string, resource: strin
   const table: Record<string, ResourceBehaviour> = {
     '/namespaces': namespaceBehaviour,
     '/nodes': nodeBehaviour,
+    '/persistentvolumes': persistentVolumeBehaviour,
     '/pods': podBehaviour(o.registry),
     '/events': eventBehaviour(o.eventTTLSeconds),
     // The legacy POST .../bindings: the same as pods/<name>/binding.

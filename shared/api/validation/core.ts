@@ -239,6 +239,7 @@ registerKindRules('', 'Node', {
 });
 
 const ACCESS_MODES = ['ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOnce', 'ReadWriteOncePod'];
+const BETA_STORAGE_CLASS = 'volume.beta.kubernetes.io/storage-class';
 
 registerKindRules('', 'PersistentVolumeClaim', {
   validate(o) {
@@ -265,8 +266,23 @@ registerKindRules('', 'PersistentVolumeClaim', {
     return errs;
   },
   validateUpdate(o, old) {
-    const strip = (s: Obj) => ({ ...s, resources: undefined, volumeAttributesClassName: undefined });
-    if (semanticEqual(strip(spec(o)), strip(spec(old)))) return [];
+    const oldSpec = spec(old);
+    const newSpec = spec(o);
+    const oldBetaClass = asObj(asObj(old.metadata)?.annotations)?.[BETA_STORAGE_CLASS];
+    // The binder sets volumeName once, and (RetroactiveDefaultStorageClass, GA) a class that was never named.
+    const strip = (s: Obj) => ({
+      ...s,
+      resources: undefined,
+      volumeAttributesClassName: undefined,
+      volumeName: isSet(oldSpec.volumeName) && oldSpec.volumeName !== '' ? s.volumeName : undefined,
+      storageClassName:
+        !isSet(oldSpec.storageClassName) &&
+        isSet(newSpec.storageClassName) &&
+        (!isSet(oldBetaClass) || oldBetaClass === '' || oldBetaClass === newSpec.storageClassName)
+          ? undefined
+          : s.storageClassName,
+    });
+    if (semanticEqual(strip(newSpec), strip(oldSpec))) return [];
     return [
       forbidden(
         'spec',

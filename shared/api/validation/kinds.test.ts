@@ -137,6 +137,30 @@ describe('core kinds', () => {
       'spec.resources[storage]: Required value',
     ]);
   });
+  it('PersistentVolumeClaim: the binder may set volumeName once and a class never named; nothing else changes', () => {
+    const claim = (s: O, annotations?: O) => ({
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { ...meta(), resourceVersion: '1', ...(annotations ? { annotations } : {}) },
+      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, ...s },
+    });
+    const immutable =
+      'spec: Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims';
+    assert.deepEqual(checkUpdate(claim({ volumeName: 'pv-1' }), claim({})), []);
+    assert.deepEqual(checkUpdate(claim({ volumeName: 'pv-2' }), claim({ volumeName: 'pv-1' })), [immutable]);
+    assert.deepEqual(checkUpdate(claim({ storageClassName: 'standard' }), claim({})), []);
+    assert.deepEqual(checkUpdate(claim({ storageClassName: 'fast' }), claim({ storageClassName: '' })), [
+      immutable,
+    ]);
+    assert.deepEqual(
+      checkUpdate(
+        claim({ storageClassName: 'fast' }, { 'volume.beta.kubernetes.io/storage-class': 'slow' }),
+        claim({}, { 'volume.beta.kubernetes.io/storage-class': 'slow' }),
+      ),
+      [immutable],
+    );
+    assert.deepEqual(checkUpdate(claim({ accessModes: ['ReadWriteMany'] }), claim({})), [immutable]);
+  });
 });
 
 describe('RBAC, webhooks, CRDs, CSRs, Ingress, others', () => {
