@@ -167,12 +167,10 @@ export class Proxier {
       { traffic_policy: 'external' },
       noLocal((sp) => sp.externalLocal),
     );
-    this.o.log
-      .v(4)
-      ?.info('synced proxy rules', {
-        mode: this.mode,
-        servicePorts: rs.servicePorts.length,
-        ms: end - start,
-      });
+    this.o.log.v(4)?.info('synced proxy rules', {
+      mode: this.mode,
+      servicePorts: rs.servicePorts.length,
+      ms: end - start,
+    });
   }
 }
