@@ -96,6 +96,12 @@ export function nftTable(rs: RuleSet, tableName: string): NftTable {
 
   for (const sp of rs.servicePorts) {
     const base = nftServiceBase(sp);
+    const epBases = new Map<ProxyEndpoint, string>();
+    const epBase = (ep: ProxyEndpoint) => {
+      let b = epBases.get(ep);
+      if (b === undefined) epBases.set(ep, (b = nftEndpointBase(sp, ep)));
+      return b;
+    };
     const clusterChain = `service-${base}`;
     const localChain = `local-${base}`;
     const externalChain = `external-${base}`;
@@ -128,20 +134,23 @@ export function nftTable(rs: RuleSet, tableName: string): NftTable {
     if (usesCluster)
       chain(
         clusterChain,
-        balance(sp, sp.clusterEndpoints, internalChain === clusterChain ? masq : undefined),
+        balance(sp, epBase, sp.clusterEndpoints, internalChain === clusterChain ? masq : undefined),
       );
     if (usesLocal)
-      chain(localChain, balance(sp, sp.localEndpoints, internalChain === localChain ? masq : undefined));
+      chain(
+        localChain,
+        balance(sp, epBase, sp.localEndpoints, internalChain === localChain ? masq : undefined),
+      );
     const used = new Map<string, ProxyEndpoint>();
     for (const ep of [...(usesCluster ? sp.clusterEndpoints : []), ...(usesLocal ? sp.localEndpoints : [])])
       used.set(`${ep.ip}:${ep.port}`, ep);
     for (const ep of [...used.values()]) {
-      const epBase = nftEndpointBase(sp, ep);
+      const b = epBase(ep);
       const rules = [`ip saddr ${ep.ip} jump mark-for-masquerade`];
       if (sp.affinitySeconds !== undefined) {
-        rules.push(`update @affinity-${epBase} { ip saddr }`);
+        rules.push(`update @affinity-${b} { ip saddr }`);
         sets.push({
-          name: `affinity-${epBase}`,
+          name: `affinity-${b}`,
           kind: 'set',
           decl: `type ipv4_addr ; flags dynamic,timeout ; timeout ${sp.affinitySeconds}s`,
           elements: [],
@@ -149,7 +158,7 @@ export function nftTable(rs: RuleSet, tableName: string): NftTable {
         });
       }
       rules.push(`meta l4proto ${sp.protocol} dnat to ${ep.ip}:${ep.port}`);
-      chain(`endpoint-${epBase}`, rules);
+      chain(`endpoint-${b}`, rules);
     }
   }
 
@@ -171,14 +180,19 @@ export function nftTable(rs: RuleSet, tableName: string): NftTable {
   return { family: 'ip', name: tableName, chains, sets };
 }
 
-function balance(sp: ServicePort, eps: ProxyEndpoint[], masq: string | undefined): string[] {
+function balance(
+  sp: ServicePort,
+  epBase: (ep: ProxyEndpoint) => string,
+  eps: ProxyEndpoint[],
+  masq: string | undefined,
+): string[] {
   const rules = masq ? [masq] : [];
   if (sp.affinitySeconds !== undefined)
     for (const ep of eps) {
-      const b = nftEndpointBase(sp, ep);
+      const b = epBase(ep);
       rules.push(`ip saddr @affinity-${b} goto endpoint-${b}`);
     }
-  const targets = eps.map((ep, i) => `${i} : goto endpoint-${nftEndpointBase(sp, ep)}`);
+  const targets = eps.map((ep, i) => `${i} : goto endpoint-${epBase(ep)}`);
   rules.push(`numgen random mod ${eps.length} vmap { ${targets.join(' , ')} }`);
   return rules;
 }
