@@ -55,6 +55,11 @@ describe('proxy backends on the kernel (network namespace)', function () {
       await backend.apply(initial());
       assert.match(list(ns), /chain service-FY5PMXPG-kube-system\/kube-dns\/udp\/dns/);
       assert.match(list(ns), /set affinity-/);
+      // A client the packet path put in an affinity set stays there across a rewrite.
+      const affinity = /set (affinity-\S+)/.exec(list(ns))![1];
+      ns.sh('nft', 'add', 'element', 'ip', TABLE, affinity, '{ 10.244.9.9 }');
+      await backend.apply(initial());
+      assert.match(ns.sh('nft', 'list', 'set', 'ip', TABLE, affinity), /10\.244\.9\.9/);
 
       await backend.apply(later());
       // The rewritten table is exactly what a fresh install of the new rule set gives.
