@@ -62,7 +62,8 @@ export class Proxier {
     this.services = this.factory.forResource('services');
     this.slices = this.factory.forResource('endpointslices.discovery.k8s.io');
     const on = (counter: ProxyMetrics['serviceChanges']) => ({
-      onAdd: () => this.changed(counter),
+      // The initial list is in the caches the first sync reads: no sync of its own.
+      onAdd: (_o: unknown, initial: boolean) => (initial ? counter.inc() : this.changed(counter)),
       onUpdate: () => this.changed(counter),
       onDelete: () => this.changed(counter),
     });
