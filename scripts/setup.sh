@@ -2,7 +2,9 @@
 # Installs what a fresh clone needs before building, testing or starting tkube.
 #   --with-runtime  also install the container runtime of real pods when absent and root:
 #                   Debian's containerd, runc, containernetworking-plugins, busybox-static
-#                   (the offline images are built from it) and skopeo
+#                   (the offline images are built from it) and skopeo; and what the service
+#                   proxy programs the kernel with: nftables (nft), iptables (the fallback)
+#                   and conntrack (stale UDP flows)
 #   --with-etcd     also install what the tests need: the runtime above, Debian's etcd-server
 #                   (the etcd3 tests), docker-registry (a registry on 127.0.0.1 for the mirror
 #                   tests) and python3-kubernetes (the Python client tests)
@@ -33,7 +35,8 @@ fi
 wanted=()
 if [ "$with_runtime" = 1 ]; then
   wanted+=(containerd:/usr/bin/containerd runc:/usr/sbin/runc containernetworking-plugins:/usr/lib/cni/bridge
-    busybox-static:/bin/busybox skopeo:/usr/bin/skopeo iproute2:/sbin/ip)
+    busybox-static:/bin/busybox skopeo:/usr/bin/skopeo iproute2:/sbin/ip
+    nftables:/usr/sbin/nft iptables:/usr/sbin/iptables-restore conntrack:/usr/sbin/conntrack)
 fi
 if [ "$with_tests" = 1 ]; then
   wanted+=(etcd-server:/usr/bin/etcd docker-registry:/usr/bin/docker-registry

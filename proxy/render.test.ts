@@ -1,0 +1,50 @@
+import { buildRuleSet } from './model';
+import { fixtureOptions, fixtureServices, fixtureSlices } from './fixtures';
+import { assertGolden } from './golden';
+import { nftReplaceScript, nftTable, nftUpdateScript } from './nftables';
+import { iptablesRestoreText } from './iptables';
+
+const TABLE = 'tkube-proxy';
+const all = () => buildRuleSet(fixtureServices, fixtureSlices, fixtureOptions);
+/** The same cluster after web lost its endpoint on node-b and kube-dns was deleted. */
+const after = () =>
+  buildRuleSet(
+    fixtureServices.filter((s) => s.metadata.name !== 'kube-dns'),
+    fixtureSlices.map((s) =>
+      s.metadata.name.startsWith('web-')
+        ? { ...s, endpoints: s.endpoints!.filter((e) => e.nodeName !== 'node-b') }
+        : s,
+    ),
+    fixtureOptions,
+  );
+
+describe('proxy renderers (golden)', () => {
+  it('nftables: the whole table replaced in one transaction', () => {
+    assertGolden('fixtures.nft', nftReplaceScript(nftTable(all(), TABLE)));
+  });
+
+  it('nftables: an in-place rewrite deletes stale chains and sets', () => {
+    assertGolden('fixtures-update.nft', nftUpdateScript(nftTable(all(), TABLE), nftTable(after(), TABLE)));
+  });
+
+  it('nftables: --masquerade-all and listed NodePort addresses', () => {
+    const rs = buildRuleSet(fixtureServices.slice(0, 1), fixtureSlices, {
+      ...fixtureOptions,
+      masqueradeAll: true,
+      nodePortAddresses: ['primary'],
+    });
+    assertGolden('masquerade-all.nft', nftReplaceScript(nftTable(rs, TABLE)));
+  });
+
+  it('iptables: nat and filter chains for iptables-restore --noflush', () => {
+    assertGolden('fixtures.iptables', iptablesRestoreText(all()));
+  });
+
+  it('iptables: chains no longer rendered are flushed and deleted', () => {
+    const existing = {
+      filter: ['TKUBE-SERVICES'],
+      nat: ['TKUBE-SERVICES', 'TKUBE-SVC-TCOU7JCQXEZGVUNU', 'TKUBE-SEP-OLDOLDOLDOLDOLD1'],
+    };
+    assertGolden('fixtures-update.iptables', iptablesRestoreText(after(), 'TKUBE', existing));
+  });
+});
