@@ -5,7 +5,7 @@
 import { compareQuantity, parseQuantity, type Quantity } from '../../../shared/api/validation/quantity';
 import { selectorFromObject } from '../../../shared/api/labels';
 import type { Obj } from '../util/base';
-import { nodeSelectorMatches } from '../util/scheduling';
+import { nodeSelectorMatches } from '../../../shared/api/scheduling';
 import { claimClass, volumeClass } from '../util/volumes';
 
 const ZERO = parseQuantity('0');
