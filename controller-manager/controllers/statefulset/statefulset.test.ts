@@ -38,6 +38,13 @@ describe('controllers/statefulset', function () {
   it('creates pods in ordinal order, each after the previous one is Ready, with stable identities', async () => {
     await sets().create(
       sts('web', 3, {
+        // The mount names the claim template, not a template volume (the apiserver accepts that).
+        template: {
+          metadata: { labels: { app: 'web' } },
+          spec: {
+            containers: [{ name: 'c', image: 'v1', volumeMounts: [{ name: 'data', mountPath: '/data' }] }],
+          },
+        },
         volumeClaimTemplates: [
           {
             metadata: { name: 'data' },
@@ -80,6 +87,7 @@ describe('controllers/statefulset', function () {
     assert.equal(p1.metadata.labels!['controller-revision-hash'], st.currentRevision);
     assert.equal(p1.spec.hostname, 'web-1');
     assert.equal(p1.spec.subdomain, 'web');
+    assert.deepEqual(p1.spec.containers[0].volumeMounts[0], { name: 'data', mountPath: '/data' });
     assert.deepEqual(
       p1.spec.volumes.find((v: any) => v.name === 'data'),
       { name: 'data', persistentVolumeClaim: { claimName: 'data-web-1' } },
