@@ -31,6 +31,7 @@ import { writeRawResponse } from '../../shared/streaming/upgrade';
 import type { Duplex } from 'node:stream';
 import { cadvisorMetrics, machineSpec, resourceMetrics, summary, type StatsSources } from './stats';
 import type { ServingCert } from './tls';
+import { stringifyJSONInt64 } from '../../shared/codec/json-int64';
 
 const log = logger('nodeagent/server');
 
@@ -78,7 +79,7 @@ function text(
 }
 
 function json(res: ServerResponse, code: number, obj: unknown): void {
-  text(res, code, JSON.stringify(obj), 'application/json');
+  text(res, code, stringifyJSONInt64(obj), 'application/json');
 }
 
 const bool = (v: string | null) => v === 'true' || v === '1' || v === 'True' || v === 'TRUE' || v === 't';

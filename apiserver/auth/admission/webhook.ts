@@ -15,6 +15,7 @@ import type { Registry, ServedResource } from '../../registry/registry';
 import type { AdmissionAttributes, AdmissionPlugin } from './types';
 import { ADMISSION_CONFIGURATION_RESOURCES, decodeMutated, Lister } from './util';
 import { HookReinvocation } from './reinvocation';
+import { stringifyJSONInt64 } from '../../../shared/codec/json-int64';
 
 const log = logger('admission');
 const GROUP = 'admissionregistration.k8s.io';
@@ -346,7 +347,7 @@ export class AdmissionWebhook implements AdmissionPlugin {
       try {
         res = await post(
           url,
-          Buffer.from(JSON.stringify(review)),
+          Buffer.from(stringifyJSONInt64(review)),
           timeoutSeconds * 1000,
           w.clientConfig?.caBundle,
           connect,
@@ -409,7 +410,7 @@ export class AdmissionWebhook implements AdmissionPlugin {
       if (as !== 'exact' && req) out = await inVersion(as, req, out);
       // Decoded into the Go type (unknown fields dropped) and defaulted, as Kubernetes does.
       out = decodeMutated(this.registry(), a, out, false);
-      mutated = JSON.stringify(out) !== JSON.stringify(a.object);
+      mutated = stringifyJSONInt64(out) !== stringifyJSONInt64(a.object);
       a.object = out;
     }
     if (a.auditAnnotations)

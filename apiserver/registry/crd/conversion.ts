@@ -15,6 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { internalError } from '../../../shared/api/status';
 import { systemContext } from '../context';
 import type { Registry } from '../registry';
+import { stringifyJSONInt64 } from '../../../shared/codec/json-int64';
 
 export interface WebhookClientConfig {
   url?: string;
@@ -144,7 +145,7 @@ export class WebhookConverter {
     const { url, connect } = await this.target();
     const out = await post(
       url,
-      Buffer.from(JSON.stringify(review)),
+      Buffer.from(stringifyJSONInt64(review)),
       this.hook.clientConfig?.caBundle,
       connect,
     );
