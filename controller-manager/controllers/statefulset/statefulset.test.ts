@@ -205,4 +205,26 @@ describe('controllers/statefulset', function () {
     });
     assert.equal(s.currentReplicas, 2);
   });
+  it('numbers ControllerRevisions as int64: the next after 3546343826724306001 is ...002', async () => {
+    autoReady.add('int64');
+    await sets().create(sts('int64', 1, { podManagementPolicy: 'Parallel' }));
+    const revisions = env.client.resource('controllerrevisions.apps').namespace('default');
+    const first = await waitFor('first revision', async () => {
+      const s = (await sets().get('int64')).status;
+      return s?.updateRevision ? s.updateRevision : undefined;
+    });
+    // Past 2^53 a float cannot tell this revision from its successor.
+    await revisions.patch(first, { revision: 3546343826724306001n }, 'merge');
+    await sets().patch(
+      'int64',
+      { spec: { template: { spec: { containers: [{ name: 'c', image: 'v2' }] } } } },
+      'strategic',
+    );
+    const next = await waitFor('second revision', async () => {
+      const s = (await sets().get('int64')).status;
+      return s?.updateRevision && s.updateRevision !== first ? s.updateRevision : undefined;
+    });
+    assert.equal((await revisions.get(next)).revision, 3546343826724306002n);
+    assert.equal((await revisions.get(first)).revision, 3546343826724306001n);
+  });
 });
