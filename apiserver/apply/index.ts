@@ -22,6 +22,8 @@ import {
 } from './strategic-merge';
 import { apply, update, type FieldManagerScope, type KubeObject } from './fieldmanager/field-manager';
 import { jsonClone } from '../../shared/api/json-value';
+import { parseJSONInt64 } from '../../shared/codec/json-int64';
+import { stringifyJSONInt64 } from '../../shared/codec/json-int64';
 
 export { apply, update, fieldManagerRequired, BEFORE_FIRST_APPLY } from './fieldmanager/field-manager';
 export type {
@@ -78,7 +80,7 @@ export function parseApplyBody(body: string | Uint8Array | unknown): KubeObject 
   const trimmed = text.trimStart();
   if (trimmed.startsWith('{')) {
     try {
-      v = JSON.parse(text);
+      v = parseJSONInt64(text);
     } catch {
       v = undefined;
     }
@@ -141,7 +143,7 @@ export function applyPatch(
     throw invalid({ group: '', kind: '' }, '', [
       invalidField(
         'patch',
-        JSON.stringify(patched),
+        stringifyJSONInt64(patched),
         `json: cannot unmarshal ${t} into Go value of type map[string]interface {}`,
       ),
     ]);

@@ -5,6 +5,7 @@
 import { StatusError, badRequest } from '../../shared/api/status';
 import { isObject } from './json-util';
 import { jsonClone, jsonEqual } from '../../shared/api/json-value';
+import { parseJSONInt64 } from '../../shared/codec/json-int64';
 
 export interface JSONPatchOperation {
   op: string;
@@ -33,7 +34,7 @@ export function parseJSONPatch(body: string | Uint8Array | unknown): JSONPatchOp
   if (typeof body === 'string' || body instanceof Uint8Array) {
     const text = typeof body === 'string' ? body : Buffer.from(body).toString('utf8');
     try {
-      doc = JSON.parse(text);
+      doc = parseJSONInt64(text);
     } catch (e) {
       throw badRequest((e as Error).message);
     }

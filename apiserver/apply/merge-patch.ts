@@ -3,6 +3,7 @@
 import { badRequest } from '../../shared/api/status';
 import { isObject, type JSONObject } from './json-util';
 import { jsonClone } from '../../shared/api/json-value';
+import { parseJSONInt64 } from '../../shared/codec/json-int64';
 
 /** RFC 7386 MergePatch(target, patch) on copies: neither argument is modified. */
 export function mergePatch(target: unknown, patch: unknown): unknown {
@@ -47,7 +48,7 @@ export function parseMergePatch(body: string | Uint8Array | unknown): unknown {
   if (typeof body === 'string' || body instanceof Uint8Array) {
     const text = typeof body === 'string' ? body : Buffer.from(body).toString('utf8');
     try {
-      patch = JSON.parse(text);
+      patch = parseJSONInt64(text);
     } catch {
       throw badRequest(BAD_MERGE_PATCH);
     }

@@ -22,6 +22,7 @@ import {
   validatePatchWithSetOrderList,
 } from './strategic-merge-order';
 import { jsonClone } from '../../shared/api/json-value';
+import { parseJSONInt64 } from '../../shared/codec/json-int64';
 
 export { smpErrors } from './strategic-merge-errors';
 
@@ -54,7 +55,7 @@ export function parseStrategicMergePatch(body: string | Uint8Array | unknown): J
   if (typeof body === 'string' || body instanceof Uint8Array) {
     const text = typeof body === 'string' ? body : Buffer.from(body).toString('utf8');
     try {
-      patch = JSON.parse(text);
+      patch = parseJSONInt64(text);
     } catch (e) {
       throw badRequest((e as Error).message);
     }

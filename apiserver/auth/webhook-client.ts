@@ -5,6 +5,7 @@
 import https from 'node:https';
 import http from 'node:http';
 import { loadKubeconfig, type ClientConfig } from '../../shared/client/kubeconfig';
+import { stringifyJSONInt64 } from '../../shared/codec/json-int64';
 
 /** A kept-alive agent for a webhook server, with the kubeconfig's CA and client certificate. */
 export function webhookAgent(
@@ -86,7 +87,7 @@ export class WebhookClient {
 
   /** POSTs a review object and returns the review the webhook answered. */
   async post(review: unknown): Promise<any> {
-    const body = JSON.stringify(review);
+    const body = stringifyJSONInt64(review);
     const attempts = Math.max(1, this.o.attempts ?? 3);
     let delay = this.o.initialBackoffMs ?? 200;
     let last: unknown;

@@ -1,6 +1,7 @@
 // Request bodies to objects: JSON, YAML or Protobuf by Content-Type, checked
 // against the kind the URL expects.
 import { readYAMLValue } from '../../shared/codec/yaml';
+import { parseJSONInt64 } from '../../shared/codec/json-int64';
 import { badRequest, unsupportedMediaType } from '../../shared/api/status';
 import { readBody } from '../server/http';
 import { decodeObject, ProtobufError } from '../../shared/codec/protobuf';
@@ -30,7 +31,7 @@ export function parseBody(mediaType: string, body: Buffer): any {
   if (body.length === 0) throw badRequest('the body of the request was empty');
   if (mediaType === '' || mediaType === 'application/json' || mediaType.endsWith('+json')) {
     try {
-      return JSON.parse(body.toString('utf8'));
+      return parseJSONInt64(body.toString('utf8'));
     } catch (err) {
       throw badRequest(`couldn't get version/kind; json parse error: ${(err as Error).message}`);
     }

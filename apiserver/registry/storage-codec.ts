@@ -4,6 +4,7 @@
 // Decoding sniffs the format, so a store written with another media type still reads.
 
 import type { ValueTransformer } from '../storage/transformers';
+import { parseJSONInt64, stringifyJSONInt64 } from '../../shared/codec/json-int64';
 
 export interface ObjectCodec {
   encode(obj: any): Buffer;
@@ -13,8 +14,8 @@ export interface ObjectCodec {
 }
 
 export const jsonCodec: ObjectCodec = {
-  encode: (obj) => Buffer.from(JSON.stringify(obj)),
-  decode: (data) => JSON.parse(data.toString('utf8')),
+  encode: (obj) => Buffer.from(stringifyJSONInt64(obj)),
+  decode: (data) => parseJSONInt64(data.toString('utf8')),
   supports: () => true,
 };
 

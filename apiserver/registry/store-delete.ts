@@ -128,10 +128,12 @@ export class StoreDeleter {
       }
     }
     const hasFinalizers = (md.finalizers?.length ?? 0) > 0;
-    let grace = strategy.gracePeriod?.(obj, opts.gracePeriodSeconds);
+    // Seconds are int64s: past 2^53 the codecs give bigints, and a double does for a deadline.
+    const asked = strategy.gracePeriod?.(obj, opts.gracePeriodSeconds);
+    let grace = asked === undefined || asked === null ? undefined : Number(asked);
     if (alreadyDeleting) {
       // A second delete may only shorten the grace period of a graceful deletion.
-      const currentGrace = md.deletionGracePeriodSeconds ?? 0;
+      const currentGrace = Number(md.deletionGracePeriodSeconds ?? 0);
       if (grace !== undefined && grace < currentGrace) {
         md.deletionGracePeriodSeconds = grace;
         md.deletionTimestamp = rfc3339(new Date(ctx.now().getTime() + grace * 1000));

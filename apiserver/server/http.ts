@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { H2Request, H2Response } from './h2-exchange';
 import type { Duplex } from 'node:stream';
 import { goStatus, requestEntityTooLarge, StatusError, type Status } from '../../shared/api/status';
+import { stringifyJSONInt64 } from '../../shared/codec/json-int64';
 
 export type Req = IncomingMessage | H2Request;
 export type Res = ServerResponse | H2Response;
@@ -107,7 +108,7 @@ export function sendJSON(
   obj: unknown,
   headers: Record<string, string | string[]> = {},
 ): void {
-  send(res, code, 'application/json', JSON.stringify(obj), headers);
+  send(res, code, 'application/json', stringifyJSONInt64(obj), headers);
 }
 
 export function statusHeaders(status: Status): Record<string, string> {

@@ -14,6 +14,7 @@ import { join, normalize, resolve, sep } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { realClock, type Clock } from '../../shared/client/clock';
 import type { KubeObject } from '../../shared/client/types';
+import { stringifyJSONInt64 } from '../../shared/codec/json-int64';
 import { logger } from '../../shared/log';
 import { METRICS_CONTENT_TYPE, type MetricsRegistry } from '../../shared/metrics/registry';
 import { writeRawResponse } from '../../shared/streaming/upgrade';
@@ -57,7 +58,7 @@ export function text(
 }
 
 function json(res: ServerResponse, code: number, obj: unknown): void {
-  text(res, code, JSON.stringify(obj), 'application/json');
+  text(res, code, stringifyJSONInt64(obj), 'application/json');
 }
 
 const bool = (v: string | null) => v === 'true' || v === '1' || v === 'True' || v === 'TRUE' || v === 't';

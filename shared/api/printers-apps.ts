@@ -153,7 +153,12 @@ const controllerRevisions: Printer = {
     column('Revision', 'string', 'Revision number of the stored state.'),
     ageColumn(),
   ],
-  cells: (cr, now) => [cr.metadata?.name ?? '', controllerName(cr), int(cr.revision), age(cr, now)],
+  cells: (cr, now) => [
+    cr.metadata?.name ?? '',
+    controllerName(cr),
+    typeof cr.revision === 'bigint' ? cr.revision : int(cr.revision),
+    age(cr, now),
+  ],
 };
 
 // ---------------------------------------------------------------------------

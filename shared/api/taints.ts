@@ -14,7 +14,7 @@ export interface Toleration {
   operator?: 'Exists' | 'Equal' | string;
   value?: string;
   effect?: string;
-  tolerationSeconds?: number | null;
+  tolerationSeconds?: number | bigint | null;
 }
 
 export const TAINT_NOT_READY = 'node.kubernetes.io/not-ready';

@@ -100,11 +100,12 @@ export function checkFields(
         if (typeof v !== 'boolean') mismatch(v, d.goType);
         return v;
       case 'float':
+        if (typeof v === 'bigint') return Number(v);
         if (typeof v !== 'number') mismatch(v, d.goType);
         return v;
       case 'int32':
       case 'int64':
-        if (typeof v !== 'number') mismatch(v, d.goType);
+        if (typeof v !== 'number' && typeof v !== 'bigint') mismatch(v, d.goType);
         else if (!inRange(v, d.kind)) mismatch(v, d.goType, true);
         return v;
       case 'bytes': {
@@ -257,7 +258,9 @@ function isPlainValue(v: unknown, kind: Kind): boolean {
   }
 }
 
-function inRange(v: number, kind: 'int32' | 'int64'): boolean {
+function inRange(v: number | bigint, kind: 'int32' | 'int64'): boolean {
+  // Past 2^53 integers come as bigints (codec/json-int64); only an int64 holds them.
+  if (typeof v === 'bigint') return kind === 'int64' && BigInt.asIntN(64, v) === v;
   if (!Number.isInteger(v)) return false;
   return kind === 'int32' ? v >= -2147483648 && v <= 2147483647 : Math.abs(v) < 2 ** 63;
 }

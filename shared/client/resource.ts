@@ -22,6 +22,7 @@ import {
   type WriteOptions,
 } from './types';
 import { Watch } from './watch';
+import { stringifyJSONInt64 } from '../codec/json-int64';
 
 const log = logger('client');
 
@@ -242,7 +243,7 @@ export class ResourceClient<T extends KubeObject = KubeObject> {
       method: 'PATCH',
       path: this.objectPath(name, this.ns, opts.subresource),
       query: writeQuery(opts, { force: type === 'apply' && opts.force ? true : undefined }),
-      rawBody: typeof patch === 'string' || Buffer.isBuffer(patch) ? patch : JSON.stringify(patch),
+      rawBody: typeof patch === 'string' || Buffer.isBuffer(patch) ? patch : stringifyJSONInt64(patch),
       contentType: PATCH_CONTENT_TYPES[type],
       protobuf: this.info.protobuf,
       signal: opts.signal,

@@ -11,6 +11,7 @@ import type { Dispatcher } from 'undici';
 import { logger } from '../log';
 import { decodeObject, encodeObject, protobufSupported, PROTOBUF_MEDIA_TYPE } from '../codec/protobuf';
 import { goShapeObject } from '../codec/go-json';
+import { parseJSONInt64, stringifyJSONInt64 } from '../codec/json-int64';
 import type { ClientConfig } from './kubeconfig';
 import { realClock, type Clock } from './clock';
 import { newRateLimiter, type RateLimiter } from './rate-limiter';
@@ -191,7 +192,7 @@ export function decodeBody(contentType: string, body: Buffer): any {
   // As a Go client's struct would hold it: the same object JSON gives (zero fields included).
   if (contentType.startsWith(PROTOBUF_MEDIA_TYPE)) return goShapeObject(decodeObject(body));
   if (contentType === '' || contentType.startsWith('application/json') || /\+json\b/.test(contentType)) {
-    return JSON.parse(body.toString('utf8'));
+    return parseJSONInt64(body.toString('utf8'));
   }
   return body.toString('utf8');
 }
@@ -255,7 +256,7 @@ export class RestClient {
     if (useProtobuf && b && typeof b === 'object' && protobufSupported(b.apiVersion, b.kind)) {
       return { body: encodeObject(b), contentType: PROTOBUF_MEDIA_TYPE };
     }
-    return { body: JSON.stringify(b), contentType: JSON_MEDIA_TYPE };
+    return { body: stringifyJSONInt64(b), contentType: JSON_MEDIA_TYPE };
   }
 
   private headers(o: RequestOptions, contentType: string | undefined): Record<string, string> {

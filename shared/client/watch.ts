@@ -3,6 +3,7 @@
 // (application/vnd.kubernetes.protobuf;stream=watch), each decoded once.
 import { PROTOBUF_MEDIA_TYPE, WatchFrameDecoder } from '../codec/protobuf';
 import { goShapeObject } from '../codec/go-json';
+import { parseJSONInt64 } from '../codec/json-int64';
 import type { StreamResponse } from './rest';
 import { isAbortError, isProbableEOF } from './errors';
 
@@ -31,7 +32,7 @@ export class JsonLineDecoder {
         this.parts = [];
       }
       start = nl + 1;
-      if (!isBlank(line)) out.push(JSON.parse(line.toString('utf8')));
+      if (!isBlank(line)) out.push(parseJSONInt64(line.toString('utf8')));
     }
     if (start < chunk.length) {
       const tail = chunk.subarray(start);
@@ -46,7 +47,7 @@ export class JsonLineDecoder {
     if (!this.parts.length) return [];
     const rest = Buffer.concat(this.parts);
     this.parts = [];
-    return isBlank(rest) ? [] : [JSON.parse(rest.toString('utf8'))];
+    return isBlank(rest) ? [] : [parseJSONInt64(rest.toString('utf8'))];
   }
 }
 

@@ -7,6 +7,7 @@
 // the value they have. Keys the struct does not know stay, after the known ones.
 import { definitionOf, goStructFacts, parseAPIVersion, resourceFacts } from '../api/schema';
 import type { GoField } from '../api/schema-types';
+import { stringifyJSONInt64 } from './json-int64';
 
 const OMITEMPTY = 1;
 const OMITZERO = 2;
@@ -241,7 +242,7 @@ const HTML_ESCAPES: Record<string, string> = {
  * characters only ever occur inside strings, so replacing them in the text is safe.
  */
 export function goJSONText(value: unknown, indent?: number): string {
-  const s = JSON.stringify(value, null, indent);
+  const s = stringifyJSONInt64(value, indent);
   // JSON.stringify gives undefined for undefined (and functions): passed on as it was.
   return s !== undefined && htmlUnsafe(s) ? s.replace(/[<>&\u2028\u2029]/g, (c) => HTML_ESCAPES[c]) : s;
 }

@@ -4,6 +4,8 @@
 // A source serves once (the storage encoding of the write that made the object),
 // so it is not kept alive for as long as the object.
 
+import { stringifyJSONInt64 } from './json-int64';
+
 export interface JSONTextSource {
   /** Exactly JSON.stringify of the object the source was set for. */
   jsonText(): string;
@@ -18,7 +20,7 @@ export function setJSONTextSource(obj: object, source: JSONTextSource): void {
 /** JSON.stringify(v), from v's source when it has one (which is then dropped). */
 export function stringifyJSON(v: unknown): string | undefined {
   const source = typeof v === 'object' && v !== null ? sources.get(v) : undefined;
-  if (!source) return JSON.stringify(v);
+  if (!source) return stringifyJSONInt64(v);
   sources.delete(v as object);
   return source.jsonText();
 }

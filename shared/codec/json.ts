@@ -5,6 +5,7 @@
 // couldn't get version/kind; json parse error: <Go's message> (<summary>)".
 import { StatusError } from '../api/status';
 import { flowDepth, MAX_YAML_DEPTH } from './yaml-depth';
+import { parseJSONInt64 } from './json-int64';
 
 export interface ParseJSONOptions {
   /** Collect paths of keys that occur twice in one object. */
@@ -24,7 +25,7 @@ export function parseJSON(buf: Buffer | string, opts: ParseJSONOptions = {}): Pa
   let value: unknown;
   try {
     // V8's JSON.parse is iterative: any depth parses; the recursive walks after it must not see one too deep.
-    value = JSON.parse(text);
+    value = parseJSONInt64(text);
   } catch {
     throw flowDepth(text) > MAX_YAML_DEPTH ? tooDeep(text, opts.kind) : malformedJSON(text, opts.kind);
   }

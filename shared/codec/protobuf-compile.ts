@@ -143,7 +143,7 @@ class Gen {
         break;
       case 'int64':
       case 'uint64':
-        check = `typeof ${x} !== "number" || !Number.isInteger(${x})`;
+        check = `typeof ${x} === "bigint" ? BigInt.asIntN(64, ${x}) !== ${x} : typeof ${x} !== "number" || !Number.isInteger(${x})`;
         write = `w.i64(${x});`;
         break;
       case 'double':

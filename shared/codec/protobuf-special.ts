@@ -128,7 +128,7 @@ function timeCodec(p: MessagePlan, micro: boolean): Codec {
       let nanos = 0;
       while (r.pos < end) {
         const t = nextTag(r);
-        if (t === sec) seconds = r.i64();
+        if (t === sec) seconds = Number(r.i64());
         else if (t === nan) nanos = r.i32();
         else r.skip(t, end);
       }
@@ -208,7 +208,7 @@ function intOrStringCodec(p: MessagePlan): Codec {
       let s = '';
       while (r.pos < end) {
         const t = nextTag(r);
-        if (t === TT) type = r.i64();
+        if (t === TT) type = Number(r.i64());
         else if (t === TI) i = r.i32();
         else if (t === TS) s = r.str(end);
         else r.skip(t, end);

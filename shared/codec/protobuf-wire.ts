@@ -100,7 +100,13 @@ export class Writer {
     else this.u64(v >>> 0, 0xffffffff);
   }
 
-  i64(v: number): void {
+  /** int64 from a number, or a bigint (past 2^53, as the JSON codec keeps them). */
+  i64(v: number | bigint): void {
+    if (typeof v === 'bigint') {
+      const u = BigInt.asUintN(64, v);
+      this.u64(Number(u & 0xffffffffn), Number(u >> 32n));
+      return;
+    }
     if (v >= 0) {
       if (v < TWO32) this.u32(v);
       else this.u64((v % TWO32) >>> 0, Math.floor(v / TWO32) >>> 0);
@@ -287,8 +293,8 @@ export class Reader {
     return this.u32() | 0;
   }
 
-  /** int64 as a JS number (exact up to 2^53). */
-  i64(): number {
+  /** int64 as a JS number, or a bigint when it is not a safe integer (so it stays exact). */
+  i64(): number | bigint {
     const buf = this.buf;
     let lo = 0;
     let hi = 0;
@@ -305,12 +311,18 @@ export class Reader {
     }
     if (i === 10) this.fail('varint too long');
     lo >>>= 0;
-    if (hi & 0x80000000) {
+    const negative = (hi & 0x80000000) !== 0;
+    if (negative) {
       lo = (~lo + 1) >>> 0;
       hi = (~hi + (lo === 0 ? 1 : 0)) >>> 0;
-      return -(hi * TWO32 + lo);
     }
-    return (hi >>> 0) * TWO32 + lo;
+    hi >>>= 0;
+    // Magnitudes from 2^53 on do not fit a double exactly.
+    if (hi >= 0x200000) {
+      const big = (BigInt(hi) << 32n) | BigInt(lo);
+      return negative ? -big : big;
+    }
+    return negative ? -(hi * TWO32 + lo) : hi * TWO32 + lo;
   }
 
   bool(): boolean {

@@ -242,6 +242,20 @@ describe('protobuf codec: kinds and values', () => {
     assert.equal(ev('2024-05-01T10:00:00Z'), '2024-05-01T10:00:00.000000Z');
   });
 
+  it('int64 past 2^53 as bigints, exactly (ControllerRevision.revision)', () => {
+    for (const revision of [2n ** 53n + 1n, 2n ** 63n - 1n, -(2n ** 63n), -(2n ** 53n) - 3n]) {
+      const cr = { apiVersion: 'apps/v1', kind: 'ControllerRevision', metadata: { name: 'r' }, revision };
+      assert.equal(decodeObject(encodeObject(cr)).revision, revision);
+    }
+    const safe = {
+      apiVersion: 'apps/v1',
+      kind: 'ControllerRevision',
+      metadata: { name: 'r' },
+      revision: 2n ** 53n - 1n,
+    };
+    assert.equal(decodeObject(encodeObject(safe)).revision, Number.MAX_SAFE_INTEGER);
+  });
+
   it('int64 and int32 extremes, doubles, unicode', () => {
     const crd = {
       apiVersion: 'apiextensions.k8s.io/v1',

@@ -8,6 +8,7 @@ import type { Registry } from '../../registry/registry';
 import type { AdmissionAttributes, AdmissionPlugin } from './types';
 import { admissionForbidden, Lister } from './util';
 import { evaluate, type Level, type Violation } from './pod-security-checks';
+import { stringifyJSONInt64 } from '../../../shared/codec/json-int64';
 
 export { evaluate } from './pod-security-checks';
 
@@ -75,7 +76,8 @@ export class PodSecurity implements AdmissionPlugin {
       meta = a.object.metadata;
       spec = a.object.spec;
       // Updates that leave the pod spec alone (labels, annotations) are not re-evaluated.
-      if (a.operation === 'UPDATE' && JSON.stringify(a.oldObject?.spec) === JSON.stringify(spec)) return;
+      if (a.operation === 'UPDATE' && stringifyJSONInt64(a.oldObject?.spec) === stringifyJSONInt64(spec))
+        return;
     } else {
       const t = template!(a.object);
       if (!t) return;
@@ -84,7 +86,7 @@ export class PodSecurity implements AdmissionPlugin {
       if (
         a.operation === 'UPDATE' &&
         a.oldObject &&
-        JSON.stringify(template!(a.oldObject)?.spec) === JSON.stringify(spec)
+        stringifyJSONInt64(template!(a.oldObject)?.spec) === stringifyJSONInt64(spec)
       )
         return;
     }

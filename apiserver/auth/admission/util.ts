@@ -6,6 +6,7 @@ import { checkFields } from '../../../shared/api/unknown-fields';
 import type { Registry } from '../../registry/registry';
 import { systemContext } from '../../registry/context';
 import type { AdmissionAttributes } from './types';
+import { parseJSONInt64, stringifyJSONInt64 } from '../../../shared/codec/json-int64';
 
 /** admission.NewForbidden: `<resource> "<name>" is forbidden: <why>` (a Forbidden error passes through). */
 export function admissionForbidden(a: AdmissionAttributes, why: string | Error): StatusError {
@@ -97,5 +98,5 @@ export function decodeMutated(registry: Registry, a: AdmissionAttributes, obj: a
 }
 
 export function jsonClone<T>(v: T): T {
-  return v === undefined ? v : JSON.parse(JSON.stringify(v));
+  return v === undefined ? v : (parseJSONInt64(stringifyJSONInt64(v)) as T);
 }

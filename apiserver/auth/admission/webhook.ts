@@ -22,6 +22,7 @@ import {
   type WebhookServiceResolver,
 } from '../../aggregator/service-resolver';
 import type { ServiceRef } from '../../aggregator/resolve';
+import { stringifyJSONInt64 } from '../../../shared/codec/json-int64';
 
 const log = logger('admission');
 const GROUP = 'admissionregistration.k8s.io';
@@ -343,7 +344,7 @@ export class AdmissionWebhook implements AdmissionPlugin {
         const connect = service && (await this.services.dialTarget(service));
         res = await post(
           url,
-          Buffer.from(JSON.stringify(review)),
+          Buffer.from(stringifyJSONInt64(review)),
           timeoutSeconds * 1000,
           w.clientConfig?.caBundle,
           connect,
@@ -408,7 +409,7 @@ export class AdmissionWebhook implements AdmissionPlugin {
       if (as !== 'exact' && req) out = await inVersion(as, req, out);
       // Decoded into the Go type (unknown fields dropped) and defaulted, as Kubernetes does.
       out = decodeMutated(this.registry(), a, out, false);
-      mutated = JSON.stringify(out) !== JSON.stringify(a.object);
+      mutated = stringifyJSONInt64(out) !== stringifyJSONInt64(a.object);
       a.object = out;
     }
     if (a.auditAnnotations)

@@ -20,6 +20,7 @@ import {
   type WebhookServiceResolver,
 } from '../../aggregator/service-resolver';
 import type { ServiceRef } from '../../aggregator/resolve';
+import { stringifyJSONInt64 } from '../../../shared/codec/json-int64';
 
 export interface WebhookClientConfig {
   url?: string;
@@ -152,7 +153,7 @@ export class WebhookConverter {
     const out = await post(
       url,
       calledURL(url, service),
-      Buffer.from(JSON.stringify(review)),
+      Buffer.from(stringifyJSONInt64(review)),
       this.hook.clientConfig?.caBundle,
       await this.dial(url, service),
     );

@@ -30,6 +30,7 @@ import { DaemonPods } from './pods';
 import { cleanupHistory, rollingUpdate } from './rollout';
 import { daemonSetStatus } from './status';
 import { jsonClone } from '../../../shared/api/json-value';
+import { stringifyJSONInt64 } from '../../../shared/codec/json-int64';
 
 export { daemonPodTolerations, nodeShouldRunDaemonPod, targetNodeName } from './node-selection';
 export { TEMPLATE_GENERATION_LABEL } from './rollout';
@@ -76,7 +77,7 @@ export class DaemonSetController extends QueueController {
       onUpdate: (old, cur) => {
         if (
           JSON.stringify(old.metadata.labels) !== JSON.stringify(cur.metadata.labels) ||
-          JSON.stringify(old.spec) !== JSON.stringify(cur.spec)
+          stringifyJSONInt64(old.spec) !== stringifyJSONInt64(cur.spec)
         )
           this.enqueueAll();
       },

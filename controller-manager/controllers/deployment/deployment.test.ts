@@ -240,6 +240,43 @@ describe('controllers/deployment', function () {
     assert.deepEqual(revisions, ['3', '4']);
   });
 
+  it('counts revisions as int64: the next after 3546343826724306000 is 3546343826724306001', async () => {
+    const REV = 'deployment.kubernetes.io/revision';
+    await createDeployment('int64', 'a1', 1, { revisionHistoryLimit: 1 });
+    await rolledOut('int64');
+    const [first] = await setsOf('int64');
+    // Past 2^53 a float cannot tell this revision from its successor.
+    await replicaSets().patch(
+      first.metadata.name!,
+      { metadata: { annotations: { [REV]: '3546343826724306000' } } },
+      'merge',
+    );
+    await waitFor('the Deployment takes its ReplicaSet revision', async () => {
+      const d = await deployments().get('int64');
+      return d.metadata.annotations?.[REV] === '3546343826724306000';
+    });
+    const next = async (image: string, revision: string) => {
+      await deployments().patch(
+        'int64',
+        { spec: { template: { spec: { containers: [{ name: 'a1', image }] } } } },
+        'strategic',
+      );
+      const d = await rolledOut('int64');
+      assert.equal(d.metadata.annotations![REV], revision);
+    };
+    await next('a2', '3546343826724306001');
+    await next('a3', '3546343826724306002');
+    // revisionHistoryLimit 1 keeps the newest old set, ordered by the exact revisions.
+    const sets = await waitFor('2 sets left', async () => {
+      const s = await setsOf('int64');
+      return s.length === 2 ? s : undefined;
+    });
+    assert.deepEqual(sets.map((rs) => rs.metadata.annotations![REV]).sort(), [
+      '3546343826724306001',
+      '3546343826724306002',
+    ]);
+  });
+
   it('Recreate: old pods go before new ones come', async () => {
     await createDeployment('rec', 'r1', 2, { strategy: { type: 'Recreate' } });
     await rolledOut('rec');

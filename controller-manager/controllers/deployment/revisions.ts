@@ -40,7 +40,7 @@ async function getNewReplicaSet(
   create: boolean,
 ): Promise<Obj | undefined> {
   const d = s.d;
-  const newRevision = u.maxRevision(olds) + 1;
+  const newRevision = u.maxRevision(olds) + 1n;
   if (existing) {
     const rs = jsonClone(existing);
     const annotationsUpdated = u.setNewReplicaSetAnnotations(d, rs, newRevision, true);

@@ -4,6 +4,7 @@
 import { parseTime, withoutNullMembers, type Obj } from '../util/base';
 import { jsonEqual } from '../../../shared/api/json-value';
 import { scaledValue } from '../util/intstr';
+import { goParseInt64 } from '../../../shared/codec/go-strconv';
 import type { Condition } from '../util/conditions';
 
 export const REVISION_ANNOTATION = 'deployment.kubernetes.io/revision';
@@ -40,15 +41,27 @@ const SKIPPED_ANNOTATIONS = new Set([
 
 export const replicasOf = (o: Obj | undefined): number => (o ? (o.spec?.replicas ?? 1) : 0);
 
-export function revisionOf(rs: Obj | undefined): number {
-  const v = rs?.metadata.annotations?.[REVISION_ANNOTATION];
-  if (!v || !/^\d+$/.test(v)) return 0;
-  return Number(v);
+/**
+ * deploymentutil.Revision: the revision annotation as the int64 it is (a bigint: revisions
+ * past 2^53 must count on exactly); 0 without one, undefined when it is not an int64.
+ */
+export function revisionOf(rs: Obj | undefined): bigint | undefined {
+  const v: string | undefined = rs?.metadata.annotations?.[REVISION_ANNOTATION];
+  if (v === undefined) return 0n;
+  try {
+    return goParseInt64(v);
+  } catch {
+    return undefined;
+  }
 }
 
-export function maxRevision(sets: Obj[]): number {
-  let max = 0;
-  for (const rs of sets) max = Math.max(max, revisionOf(rs));
+/** MaxRevision: sets whose revision does not parse are skipped. */
+export function maxRevision(sets: Obj[]): bigint {
+  let max = 0n;
+  for (const rs of sets) {
+    const v = revisionOf(rs);
+    if (v !== undefined && v > max) max = v;
+  }
   return max;
 }
 
@@ -59,9 +72,12 @@ export function byCreation(a: Obj, b: Obj): number {
   return (a.metadata.name ?? '') < (b.metadata.name ?? '') ? -1 : 1;
 }
 
+/** ReplicaSetsByRevision: older revisions first; by creation when equal or either does not parse. */
 export function byRevision(a: Obj, b: Obj): number {
-  const d = revisionOf(a) - revisionOf(b);
-  return d !== 0 ? d : byCreation(a, b);
+  const ra = revisionOf(a);
+  const rb = revisionOf(b);
+  if (ra === undefined || rb === undefined || ra === rb) return byCreation(a, b);
+  return ra < rb ? -1 : 1;
 }
 
 /** Larger first; among equal sizes, newer first (ReplicaSetsBySizeNewer). */
@@ -170,7 +186,7 @@ export function replicasAnnotationsNeedUpdate(rs: Obj, desired: number, max: num
 }
 
 /** SetNewReplicaSetAnnotations: copies the Deployment's annotations and sets the revision (and its history). */
-export function setNewReplicaSetAnnotations(d: Obj, rs: Obj, newRevision: number, exists: boolean): boolean {
+export function setNewReplicaSetAnnotations(d: Obj, rs: Obj, newRevision: bigint, exists: boolean): boolean {
   let changed = false;
   const a = (rs.metadata.annotations ??= {});
   for (const [k, v] of Object.entries<string>(d.metadata.annotations ?? {})) {
@@ -180,8 +196,10 @@ export function setNewReplicaSetAnnotations(d: Obj, rs: Obj, newRevision: number
       changed = true;
     }
   }
-  const oldRevision = a[REVISION_ANNOTATION] ?? '';
-  const oldInt = /^\d+$/.test(oldRevision) ? Number(oldRevision) : 0;
+  const oldRevision: string = a[REVISION_ANNOTATION] ?? '';
+  // A revision that is not an int64 is left alone, and so is the rest (as Kubernetes does).
+  const oldInt = oldRevision ? revisionOf(rs) : 0n;
+  if (oldInt === undefined) return false;
   if (oldInt < newRevision) {
     a[REVISION_ANNOTATION] = String(newRevision);
     changed = true;

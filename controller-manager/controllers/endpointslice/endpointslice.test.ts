@@ -177,4 +177,35 @@ describe('controllers/endpoint and endpointslice', function () {
     const kep = await endpointsOf('kubernetes');
     assert.equal(kep.subsets[0].addresses[0].ip, '127.0.0.1');
   });
+  it('leaves settled slices alone: one name and resourceVersion while nothing changes', async () => {
+    // kubectl create deployment calm --image=busybox; kubectl expose ... --port 80 --target-port 8080:
+    // containers without ports, a Service port without a name and a numeric targetPort.
+    for (const n of ['calm-1', 'calm-2', 'calm-3']) {
+      const p = await pods().create({
+        metadata: { name: n, labels: { app: 'calm' } },
+        spec: { nodeName: 'n1', containers: [{ name: 'busybox', image: 'busybox' }] },
+      });
+      await env.setPodRunning(p, true);
+    }
+    await services().create({
+      metadata: { name: 'calm' },
+      spec: { selector: { app: 'calm' }, ports: [{ port: 80, protocol: 'TCP', targetPort: 8080 }] },
+    });
+    const settled = await waitFor('3 endpoints in slices and Endpoints', async () => {
+      const s = await slicesOf('calm');
+      const ep = await endpointsOf('calm');
+      return s.reduce((k, x) => k + (x.endpoints?.length ?? 0), 0) === 3 &&
+        ep.subsets?.[0]?.addresses?.length === 3
+        ? s
+        : undefined;
+    });
+    const seen = (s: KubeObject[]) => s.map((x) => `${x.metadata.name}@${x.metadata.resourceVersion}`).sort();
+    const before = seen(settled);
+    const endpointsRV = (await endpointsOf('calm')).metadata.resourceVersion;
+    // A resync of the Service (an annotation the slices do not carry) must not write either.
+    await services().patch('calm', { metadata: { annotations: { note: 'resync' } } }, 'merge');
+    await new Promise((r) => setTimeout(r, 2000));
+    assert.deepEqual(seen(await slicesOf('calm')), before);
+    assert.equal((await endpointsOf('calm')).metadata.resourceVersion, endpointsRV);
+  });
 });

@@ -39,11 +39,18 @@ interface Group {
   endpoints: any[];
 }
 
+/**
+ * Which slices can hold a port set (endpointsliceutil.NewPortMapKey): the ports' values in a
+ * fixed field order, sorted, so a slice read back from the apiserver (fields in its own order)
+ * keys the same as the one the controller computed.
+ */
 const portsKey = (ports: any[]) =>
   JSON.stringify(
-    [...ports].sort((a, b) =>
-      (a.name ?? '') < (b.name ?? '') ? -1 : (a.name ?? '') > (b.name ?? '') ? 1 : a.port - b.port,
-    ),
+    ports
+      .map((p) => [p.name ?? '', p.port ?? 0, p.protocol ?? 'TCP', p.appProtocol ?? ''])
+      .sort((a, b) =>
+        a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] - b[1] || (a[2] < b[2] ? -1 : a[2] > b[2] ? 1 : 0),
+      ),
   );
 
 function rvNewer(a: string | undefined, b: string): boolean {

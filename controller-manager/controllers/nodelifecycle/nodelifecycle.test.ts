@@ -242,6 +242,8 @@ describe('controller-manager: node lifecycle and taint eviction', function () {
       5,
     );
     assert.equal(minTolerationSeconds([{ operator: 'Exists', tolerationSeconds: -1 }]), 0);
+    // int64 seconds past 2^53 come from the codecs as bigints: still a number of seconds.
+    assert.equal(minTolerationSeconds([{ operator: 'Exists', tolerationSeconds: 2n ** 60n }]), 2 ** 60);
     assert.equal(
       zoneKey({
         metadata: { labels: { 'topology.kubernetes.io/region': 'r', 'topology.kubernetes.io/zone': 'z' } },

@@ -9,6 +9,7 @@ import { isNotFound, type KubeObject } from '../../../shared/client';
 import { runWorkers, unwrapTombstone, type SharedIndexInformer } from '../../../shared/informers';
 import { cachesSynced, getCondition, go, queueFor, type Condition } from '../../app/controller-util';
 import { rfc3339 } from '../util/base';
+import { stringifyJSONInt64 } from '../../../shared/codec/json-int64';
 import { NODE_NAME_INDEX, podsByNode } from './nodelifecycle';
 import { matchingTolerations, minTolerationSeconds } from './taints';
 import type { Taint, Toleration } from '../../../shared/api/taints';
@@ -54,7 +55,7 @@ export class TaintEvictionController {
       onUpdate: (old, p) => {
         const changed =
           old.spec?.nodeName !== p.spec?.nodeName ||
-          JSON.stringify(old.spec?.tolerations) !== JSON.stringify(p.spec?.tolerations);
+          stringifyJSONInt64(old.spec?.tolerations) !== stringifyJSONInt64(p.spec?.tolerations);
         if (p.spec?.nodeName && changed) this.podQueue.add(podKey(p));
       },
       onDelete: (o) => this.cancel(podKey(unwrapTombstone(o)), false),

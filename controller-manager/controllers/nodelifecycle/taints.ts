@@ -48,8 +48,10 @@ export function minTolerationSeconds(used: Toleration[]): number {
   let min = Infinity;
   for (const t of used) {
     if (t.tolerationSeconds === undefined || t.tolerationSeconds === null) continue;
-    if (t.tolerationSeconds <= 0) return 0;
-    if (t.tolerationSeconds < min) min = t.tolerationSeconds;
+    // An int64: past 2^53 a bigint from the codecs; as seconds to wait a double is plenty.
+    const seconds = Number(t.tolerationSeconds);
+    if (seconds <= 0) return 0;
+    if (seconds < min) min = seconds;
   }
   return min === Infinity ? -1 : min;
 }

@@ -8,7 +8,7 @@ import type { ControllerContext, EventRecorderLike } from '../../controller';
 import { isNotFound, type KubeObject, type ResourceSpec } from '../../../shared/client';
 import { parseLabelSelector, type LabelSelector } from '../../../shared/api/labels';
 import { errMessage, keyOf, rfc3339 } from '../util/base';
-import { jsonEqual } from '../../../shared/api/json-value';
+import { jsonClone, jsonEqual } from '../../../shared/api/json-value';
 import type { HPAControllerOptions } from './podautoscaler';
 import { ReplicaCalculator } from './replica-calculator';
 import { Normalizer, type ConditionUpdate } from './normalize';
@@ -136,9 +136,9 @@ export class HorizontalController {
   }
 
   async sync(key: string, hpaShared: KubeObject): Promise<void> {
-    const hpa: KubeObject = JSON.parse(JSON.stringify(hpaShared));
+    const hpa: KubeObject = jsonClone(hpaShared);
     hpa.status ??= {};
-    const original = JSON.parse(JSON.stringify(hpa.status));
+    const original = jsonClone(hpa.status);
     const ref = hpa.spec.scaleTargetRef ?? {};
     const reference = `${ref.kind}/${hpa.metadata.namespace}/${ref.name}`;
 

@@ -41,6 +41,7 @@ import {
 } from '../../../shared/api/taints';
 import type { Logger } from '../../../shared/log';
 import type { Counter } from '../../../shared/metrics/registry';
+import { stringifyJSONInt64 } from '../../../shared/codec/json-int64';
 
 export const DEFAULT_SCHEDULER_NAME = 'default-scheduler';
 /** podInitialBackoffSeconds / podMaxBackoffSeconds. */
@@ -192,7 +193,7 @@ export class Scheduler {
     if (
       old &&
       this.unschedulable.has(key) &&
-      JSON.stringify(old.spec) === JSON.stringify(pod.spec) &&
+      stringifyJSONInt64(old.spec) === stringifyJSONInt64(pod.spec) &&
       JSON.stringify(old.metadata.labels) === JSON.stringify(pod.metadata.labels)
     )
       return;

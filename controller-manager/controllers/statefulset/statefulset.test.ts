@@ -38,6 +38,13 @@ describe('controllers/statefulset', function () {
   it('creates pods in ordinal order, each after the previous one is Ready, with stable identities', async () => {
     await sets().create(
       sts('web', 3, {
+        // The mount names the claim template, not a template volume (the apiserver accepts that).
+        template: {
+          metadata: { labels: { app: 'web' } },
+          spec: {
+            containers: [{ name: 'c', image: 'v1', volumeMounts: [{ name: 'data', mountPath: '/data' }] }],
+          },
+        },
         volumeClaimTemplates: [
           {
             metadata: { name: 'data' },
@@ -80,6 +87,7 @@ describe('controllers/statefulset', function () {
     assert.equal(p1.metadata.labels!['controller-revision-hash'], st.currentRevision);
     assert.equal(p1.spec.hostname, 'web-1');
     assert.equal(p1.spec.subdomain, 'web');
+    assert.deepEqual(p1.spec.containers[0].volumeMounts[0], { name: 'data', mountPath: '/data' });
     assert.deepEqual(
       p1.spec.volumes.find((v: any) => v.name === 'data'),
       { name: 'data', persistentVolumeClaim: { claimName: 'data-web-1' } },
@@ -196,5 +204,27 @@ describe('controllers/statefulset', function () {
       return st?.updatedReplicas === 1 ? st : undefined;
     });
     assert.equal(s.currentReplicas, 2);
+  });
+  it('numbers ControllerRevisions as int64: the next after 3546343826724306001 is ...002', async () => {
+    autoReady.add('int64');
+    await sets().create(sts('int64', 1, { podManagementPolicy: 'Parallel' }));
+    const revisions = env.client.resource('controllerrevisions.apps').namespace('default');
+    const first = await waitFor('first revision', async () => {
+      const s = (await sets().get('int64')).status;
+      return s?.updateRevision ? s.updateRevision : undefined;
+    });
+    // Past 2^53 a float cannot tell this revision from its successor.
+    await revisions.patch(first, { revision: 3546343826724306001n }, 'merge');
+    await sets().patch(
+      'int64',
+      { spec: { template: { spec: { containers: [{ name: 'c', image: 'v2' }] } } } },
+      'strategic',
+    );
+    const next = await waitFor('second revision', async () => {
+      const s = (await sets().get('int64')).status;
+      return s?.updateRevision && s.updateRevision !== first ? s.updateRevision : undefined;
+    });
+    assert.equal((await revisions.get(next)).revision, 3546343826724306002n);
+    assert.equal((await revisions.get(first)).revision, 3546343826724306001n);
   });
 });

@@ -16,6 +16,7 @@ export function safeEncodeString(s: string): string {
  * decoded struct, where a null member is the zero value, as if absent).
  */
 export function canonicalJSON(v: unknown): string {
+  if (typeof v === 'bigint') return v.toString();
   if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
   if (Array.isArray(v)) return `[${v.map((x) => (x === undefined ? 'null' : canonicalJSON(x))).join(',')}]`;
   const o = v as Record<string, unknown>;

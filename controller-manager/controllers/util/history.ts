@@ -6,6 +6,7 @@ import { isAlreadyExists, type OwnerReference, type ResourceClient } from '../..
 import { type Obj } from './base';
 import { jsonClone, jsonEqual } from '../../../shared/api/json-value';
 import { canonicalJSON, Fnv32a, safeEncodeString } from './hash';
+import { int64Of, int64Value } from '../../../shared/codec/json-int64';
 
 export const REVISION_HASH_LABEL = 'controller.kubernetes.io/hash';
 /** The pod label naming the revision (StatefulSet: the revision's name; DaemonSet: its hash). */
@@ -38,16 +39,26 @@ export function revisionName(prefix: string, hash: string): string {
   return `${prefix.length > 223 ? prefix.slice(0, 223) : prefix}-${hash}`;
 }
 
-export function nextRevision(revisions: Obj[]): number {
-  let max = 0;
-  for (const r of revisions) max = Math.max(max, r.revision ?? 0);
-  return max + 1;
+/** NextRevision: past the highest (revisions are int64: bigints beyond 2^53). */
+export function nextRevision(revisions: Obj[]): number | bigint {
+  let max = 0n;
+  for (const r of revisions) {
+    const v = int64Of(r.revision);
+    if (v > max) max = v;
+  }
+  return int64Value(max + 1n);
 }
+
+const compareInt64 = (a: unknown, b: unknown): number => {
+  const x = int64Of(a);
+  const y = int64Of(b);
+  return x < y ? -1 : x > y ? 1 : 0;
+};
 
 export function sortRevisions(revisions: Obj[]): Obj[] {
   return [...revisions].sort(
     (a, b) =>
-      (a.revision ?? 0) - (b.revision ?? 0) ||
+      compareInt64(a.revision, b.revision) ||
       (Date.parse(a.metadata.creationTimestamp ?? '') || 0) -
         (Date.parse(b.metadata.creationTimestamp ?? '') || 0) ||
       ((a.metadata.name ?? '') < (b.metadata.name ?? '') ? -1 : 1),
@@ -59,7 +70,7 @@ export function newRevisionObject(
   ref: OwnerReference,
   templateLabels: Record<string, string> | undefined,
   data: any,
-  revision: number,
+  revision: number | bigint,
   collisionCount?: number | null,
 ): Obj {
   const hash = revisionHash(data, collisionCount);

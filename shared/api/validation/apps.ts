@@ -10,8 +10,9 @@ import {
   validateNonnegative,
 } from './metadata';
 import { isValidPercent } from './names';
-import { asObj, asStr, asStrMap, child, isSet, type Obj } from './path';
+import { asArr, asObj, asStr, asStrMap, child, isSet, type Obj } from './path';
 import { validatePodTemplateSpec } from './core';
+import type { PodSpecContext } from './pod-spec';
 import { registerKindRules } from './registry';
 
 const spec = (o: Obj) => asObj(o.spec) ?? {};
@@ -39,7 +40,12 @@ export function isNotMoreThan100Percent(v: unknown, p: string): FieldError[] {
 }
 
 /** Selector present, valid, non-empty, matching the template; template valid with restartPolicy Always. */
-function validateSelectorAndTemplate(s: Obj, kindWord: string, what: string): FieldError[] {
+function validateSelectorAndTemplate(
+  s: Obj,
+  kindWord: string,
+  what: string,
+  podCtx: PodSpecContext = {},
+): FieldError[] {
   const errs: FieldError[] = [];
   if (!isSet(s.selector)) errs.push(required('spec.selector', ''));
   else {
@@ -53,7 +59,7 @@ function validateSelectorAndTemplate(s: Obj, kindWord: string, what: string): Fi
     errs.push(
       invalid('spec.template.metadata.labels', labels, '`selector` does not match template `labels`'),
     );
-  errs.push(...validatePodTemplateSpec(tpl, 'spec.template'));
+  errs.push(...validatePodTemplateSpec(tpl, 'spec.template', podCtx));
   const tspec = asObj(tpl.spec) ?? {};
   const rp = asStr(tspec.restartPolicy);
   if (rp !== 'Always') errs.push(notSupported('spec.template.spec.restartPolicy', rp, ['Always']));
@@ -240,7 +246,13 @@ registerKindRules('apps', 'StatefulSet', {
     errs.push(...validateNonnegative(s.replicas, 'spec.replicas'));
     errs.push(...validateNonnegative(asObj(s.ordinals)?.start, 'spec.ordinals.start'));
     errs.push(...validateNonnegative(s.minReadySeconds, 'spec.minReadySeconds'));
-    errs.push(...validateSelectorAndTemplate(s, 'statefulset', 'StatefulSet'));
+    // Each pod gets a volume per claim template, so mounts may name one.
+    const claimTemplates = asArr(s.volumeClaimTemplates)
+      .map((t) => asStr(asObj(asObj(t)?.metadata)?.name))
+      .filter(Boolean);
+    errs.push(
+      ...validateSelectorAndTemplate(s, 'statefulset', 'StatefulSet', { addedVolumes: claimTemplates }),
+    );
     return errs;
   },
   validateUpdate(o, old) {

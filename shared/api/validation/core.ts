@@ -11,7 +11,7 @@ import {
 } from './metadata';
 import { isConfigMapKey, isQualifiedName, isValidLabelValue } from './names';
 import { asArr, asObj, asStr, asStrMap, child, index, isSet, key, type Obj } from './path';
-import { validatePodSpec } from './pod-spec';
+import { validatePodSpec, type PodSpecContext } from './pod-spec';
 import { parseQuantity, compareQuantity, formatQuantity } from './quantity';
 import { registerKindRules } from './registry';
 
@@ -32,13 +32,17 @@ export function validateKubeFinalizers(finalizers: unknown, p: string): FieldErr
 }
 
 /** A pod template's metadata (labels, annotations) and spec. */
-export function validatePodTemplateSpec(template: unknown, p: string): FieldError[] {
+export function validatePodTemplateSpec(
+  template: unknown,
+  p: string,
+  ctx: PodSpecContext = {},
+): FieldError[] {
   const t = asObj(template) ?? {};
   const meta = asObj(t.metadata) ?? {};
   return [
     ...validateLabels(meta.labels, child(child(p, 'metadata'), 'labels')),
     ...validateAnnotations(meta.annotations, child(child(p, 'metadata'), 'annotations')),
-    ...validatePodSpec(asObj(t.spec), child(p, 'spec'), { template: true }),
+    ...validatePodSpec(asObj(t.spec), child(p, 'spec'), { ...ctx, template: true }),
   ];
 }
 

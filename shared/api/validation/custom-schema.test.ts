@@ -39,6 +39,14 @@ describe('validateWithSchema (custom resources)', () => {
     assert.deepEqual(validateWithSchema(schema, { spec: { size: 1, port: 8080 } }), []);
   });
 
+  it('takes an integer past 2^53 (a bigint from the JSON codec) as an integer', () => {
+    const counter = { type: 'object', properties: { n: { type: 'integer' }, x: { type: 'number' } } };
+    assert.deepEqual(validateWithSchema(counter, { n: 2n ** 60n, x: 2n ** 60n }), []);
+    assert.deepEqual(validateWithSchema(counter, { n: 'a' }).map(fieldErrorMessage), [
+      'n: Invalid value: "string": n in body must be of type integer: "string"',
+    ]);
+  });
+
   it("reports with kube-openapi's messages and Kubernetes' paths", () => {
     const errs = validateWithSchema(schema, {
       spec: {

@@ -195,6 +195,13 @@ function translate(e: ErrorObject, obj: unknown): FieldError {
  * Validates `obj` against an OpenAPI v3 schema (e.g. a CRD's openAPIV3Schema).
  * Compiles once per schema object. Empty list: valid.
  */
+/** ajv knows no bigint: an integer past 2^53 (codec/json-int64) is an integer (and a number) all the same. */
+function bigIntegerTypeError(e: ErrorObject, obj: unknown): boolean {
+  if (e.keyword !== 'type') return false;
+  const want = String((e.params as { type?: unknown }).type);
+  return /integer|number/.test(want) && typeof location(obj, e.instancePath).value === 'bigint';
+}
+
 export function validateWithSchema(schema: Schema, obj: unknown): FieldError[] {
   const validate = compile(schema);
   if (validate(obj)) return [];
@@ -203,6 +210,7 @@ export function validateWithSchema(schema: Schema, obj: unknown): FieldError[] {
   for (const e of validate.errors ?? []) {
     // anyOf/oneOf report their branches too; Kubernetes reports the combinator.
     if (e.schemaPath.includes('/anyOf/') || e.schemaPath.includes('/oneOf/')) continue;
+    if (bigIntegerTypeError(e, obj)) continue;
     const fe = translate(e, obj);
     const k = `${fe.type}|${fe.field}|${fe.detail ?? ''}`;
     if (!seen.has(k)) {

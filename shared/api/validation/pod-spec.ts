@@ -25,13 +25,19 @@ export function validatePortNumOrName(port: unknown, p: string): FieldError[] {
 export interface PodSpecContext {
   /** Pod templates (workloads) vs Pods: templates skip nothing here, but callers differ. */
   template?: boolean;
+  /**
+   * Volumes the workload adds to each pod besides the template's own: a StatefulSet's claim
+   * templates (volumesToAddForTemplates), which mounts may name.
+   */
+  addedVolumes?: readonly string[];
 }
 
-export function validatePodSpec(spec: Obj | undefined, p: string, _ctx: PodSpecContext = {}): FieldError[] {
+export function validatePodSpec(spec: Obj | undefined, p: string, ctx: PodSpecContext = {}): FieldError[] {
   const s = spec ?? {};
   const errs: FieldError[] = [];
   const volumeNames = new Set<string>();
   errs.push(...validateVolumes(s.volumes, child(p, 'volumes'), volumeNames));
+  for (const name of ctx.addedVolumes ?? []) volumeNames.add(name);
   const names = new Set<string>();
   const containers = asArr(s.containers);
   if (containers.length === 0) errs.push(required(child(p, 'containers'), ''));

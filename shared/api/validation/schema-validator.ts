@@ -358,6 +358,9 @@ function translate(e: ErrorObject, obj: unknown, def: string): FieldError | unde
       return notSupported(at.path, at.value, allowed);
     }
     case 'type':
+      // ajv knows no bigint: an integer past 2^53 (codec/json-int64) is an int64 all the same.
+      if (typeof at.value === 'bigint' && /integer/.test(String((e.params as { type: string }).type)))
+        return BigInt.asIntN(64, at.value) === at.value ? undefined : outOfInt64(at.path, at.value);
       return {
         type: 'FieldValueTypeInvalid',
         field: at.path,
@@ -372,6 +375,10 @@ function translate(e: ErrorObject, obj: unknown, def: string): FieldError | unde
         detail: `${at.path} in body is invalid`,
       };
   }
+}
+
+function outOfInt64(path: string, value: bigint): FieldError {
+  return { type: 'FieldValueInvalid', field: path, badValue: value, detail: `${path} in body is invalid` };
 }
 
 /** The type names kube-openapi prints for a value. */

@@ -187,6 +187,44 @@ describe('apps/v1 workloads', () => {
     ]);
   });
 
+  it('StatefulSet mounts may name a volume claim template (ValidatePodTemplateSpecForStatefulSet)', () => {
+    const mount = (name: string) => ctr({ volumeMounts: [{ name, mountPath: `/${name}` }] });
+    const sts = (mountName: string) => ({
+      apiVersion: 'apps/v1',
+      kind: 'StatefulSet',
+      metadata: meta(),
+      spec: {
+        serviceName: 'web',
+        selector: { matchLabels: { a: 'b' } },
+        template: tpl({ a: 'b' }, { containers: [mount(mountName)] }),
+        volumeClaimTemplates: [
+          {
+            metadata: { name: 'data' },
+            spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+          },
+        ],
+      },
+    });
+    assert.deepEqual(check(sts('data')), []);
+    // Neither a template volume nor a claim template: still refused, as for any pod.
+    assert.deepEqual(check(sts('logs')), [
+      'spec.template.spec.containers[0].volumeMounts[0].name: Not found: "logs"',
+    ]);
+    // A Deployment has no claim templates to lend a name.
+    assert.deepEqual(
+      check({
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: meta(),
+        spec: {
+          selector: { matchLabels: { a: 'b' } },
+          template: tpl({ a: 'b' }, { containers: [mount('data')] }),
+        },
+      }),
+      ['spec.template.spec.containers[0].volumeMounts[0].name: Not found: "data"'],
+    );
+  });
+
   it('ReplicaSet, DaemonSet, StatefulSet', () => {
     assert.deepEqual(
       check({
