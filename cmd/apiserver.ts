@@ -1,14 +1,28 @@
-// tkube apiserver: the Kubernetes resource API over HTTPS.
+// tkube apiserver: the Kubernetes resource API over HTTPS. Only the flag table is
+// loaded before the flags are read: `--help` (envtest runs it on every start) answers
+// without loading the server.
 import { runExecutable } from '../shared/options/command';
 import { apiserverFlags } from '../apiserver/server/options';
-import { startAPIServer } from '../apiserver/server/app';
-import { logger } from '../shared/log';
 
 runExecutable({
   name: 'apiserver',
   description:
     'The tkube API server validates and configures data for the API objects (pods, services, deployments ...) and serves the Kubernetes REST API over HTTPS.',
   flags: apiserverFlags,
-  log: logger('apiserver'),
-  start: (values) => startAPIServer(values),
+  log: 'apiserver',
+  start: async (values) => {
+    const { startAPIServer } = await import('../apiserver/server/app.js');
+    const api = await startAPIServer(values);
+    if (!values.runControllerManager) return api;
+    const { startEmbeddedControllerManager } = await import('../controller-manager/app/embedded.js');
+    const controllers = startEmbeddedControllerManager(api.server.postStartHooksSettled(), () =>
+      api.loopbackConfig(),
+    );
+    return {
+      async stop() {
+        await controllers.stop();
+        await api.stop();
+      },
+    };
+  },
 });

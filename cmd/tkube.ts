@@ -1,6 +1,7 @@
 // tkube: a whole local Kubernetes-compatible cluster in one command.
 //   tkube up      start apiserver, controller-manager and node agents (Ctrl-C stops them)
 //   tkube down    stop a cluster started with `tkube up --detach`
+//   tkube envtest-assets  write a KUBEBUILDER_ASSETS directory for envtest
 import { Command } from 'commander';
 import { relative, resolve } from 'node:path';
 import { containerdMissing } from '../shared/cluster/containerd';
@@ -13,6 +14,7 @@ import {
 import { writeComponentKubeconfig } from '../shared/cluster/credentials';
 import type { RouteResult } from '../shared/cluster/service-route';
 import { startIdleGc } from '../shared/heap/idle-gc';
+import { envtestAssetsCommand } from './envtest-assets';
 
 const LABELS: Record<Step, string> = {
   apiserver: 'Starting the apiserver',
@@ -245,6 +247,8 @@ program
       kubeconfig: o.out,
     });
   });
+
+program.addCommand(envtestAssetsCommand());
 
 program.parseAsync(process.argv).catch((err) => {
   console.error(`Error: ${err instanceof Error ? err.message : String(err)}`);

@@ -6,6 +6,7 @@ import https from 'node:https';
 import http from 'node:http';
 import { loadKubeconfig, type ClientConfig } from '../../shared/client/kubeconfig';
 import { stringifyJSONInt64 } from '../../shared/codec/json-int64';
+import { GO_ROOT_POOL_TRUST } from '../../shared/pki/trust';
 
 /** A kept-alive agent for a webhook server, with the kubeconfig's CA and client certificate. */
 export function webhookAgent(
@@ -15,12 +16,46 @@ export function webhookAgent(
   if (url.protocol !== 'https:') return new http.Agent({ keepAlive: true });
   return new https.Agent({
     keepAlive: true,
+    ...GO_ROOT_POOL_TRUST,
     ca: cfg.caPem,
     cert: cfg.certPem,
     key: cfg.keyPem,
     rejectUnauthorized: !cfg.insecure,
     servername: cfg.serverName,
   });
+}
+
+/** One kept-alive agent per caBundle (base64 PEM, absent: the system roots), for admission and conversion webhooks. */
+const bundleAgents = new Map<string, https.Agent>();
+export function caBundleAgent(caBundle: string | undefined): https.Agent {
+  const k = caBundle ?? '';
+  let agent = bundleAgents.get(k);
+  if (!agent) {
+    agent = new https.Agent({
+      keepAlive: true,
+      ...GO_ROOT_POOL_TRUST,
+      ca: caBundle ? Buffer.from(caBundle, 'base64').toString('utf8') : undefined,
+    });
+    bundleAgents.set(k, agent);
+  }
+  return agent;
+}
+
+/**
+ * The path and query a webhook URL is called with: cleaned as client-go's rest client does
+ * (path.Join: "//validate" is "/validate", dot segments resolved), a trailing slash kept. envtest
+ * writes "https://host:port/" + a path that starts with "/", and Go's ServeMux answers "//x" with 301.
+ */
+export function webhookRequestPath(url: URL): string {
+  const p = url.pathname;
+  const segments: string[] = [];
+  for (const seg of p.split('/')) {
+    if (seg === '' || seg === '.') continue;
+    if (seg === '..') segments.pop();
+    else segments.push(seg);
+  }
+  const clean = `/${segments.join('/')}`;
+  return (p.endsWith('/') && clean !== '/' ? `${clean}/` : clean) + url.search;
 }
 
 export interface WebhookClientOptions {

@@ -7,7 +7,7 @@ import type { FlagValues } from '../../shared/options/flags';
 import { parseRuntimeConfig } from '../../shared/options/runtime-config';
 import { featureGates } from '../../shared/options/feature-gates';
 import { builtinResources } from '../../shared/api/catalog';
-import { writeKubeconfig } from '../../shared/client/kubeconfig';
+import { writeKubeconfig, type ClientConfig } from '../../shared/client/kubeconfig';
 import { openStorage } from '../storage/open';
 import type { Storage } from '../storage/interface';
 import { Registry } from '../registry/registry';
@@ -60,6 +60,12 @@ export interface RunningAPIServer {
   server: APIServer;
   registry: Registry;
   storage: Storage;
+  /**
+   * A client configuration for this apiserver from inside its process: the admin certificate
+   * of the cluster CA, trusting the serving certificate itself (it may be one given in
+   * --cert-dir that tkube's CA did not sign, as envtest's).
+   */
+  loopbackConfig(): Promise<ClientConfig>;
   /** Graceful stop (what SIGTERM does). */
   stop(): Promise<void>;
 }
@@ -278,12 +284,13 @@ export async function startAPIServer(values: FlagValues): Promise<RunningAPIServ
     values.etcdDbMetricPollInterval,
     backend === 'etcd3' ? etcdServers.join(',') : values.dataDir,
   );
+  const host =
+    values.bindAddress === '0.0.0.0' || values.bindAddress === '::' ? '127.0.0.1' : values.bindAddress;
+  const localURL = `https://${host.includes(':') ? `[${host}]` : host}:${port}`;
   if (values.writeKubeconfig) {
     const admin = await adminCredentials(tls, values.certDir);
-    const host =
-      values.bindAddress === '0.0.0.0' || values.bindAddress === '::' ? '127.0.0.1' : values.bindAddress;
     writeKubeconfig(values.writeKubeconfig, {
-      server: values.writeKubeconfigServer || `https://${host.includes(':') ? `[${host}]` : host}:${port}`,
+      server: values.writeKubeconfigServer || localURL,
       caPem: tls.caPem,
       certPem: admin?.certPem,
       keyPem: admin?.keyPem,
@@ -296,6 +303,12 @@ export async function startAPIServer(values: FlagValues): Promise<RunningAPIServ
     server,
     registry,
     storage,
+    async loopbackConfig() {
+      const admin = await adminCredentials(tls, values.certDir);
+      if (!admin)
+        throw new Error('an in-process client needs the cluster CA in --cert-dir (not --tls-cert-file)');
+      return { server: localURL, caPem: tls.certPem, certPem: admin.certPem, keyPem: admin.keyPem };
+    },
     async stop() {
       await server.shutdown(async () => {
         identity?.stop();

@@ -778,6 +778,21 @@ const audit: FlagSpec[] = [
   },
 ];
 
+const workloads: FlagSpec[] = [
+  {
+    name: 'allow-privileged',
+    type: 'bool',
+    default: false,
+    help: 'If true, allow privileged containers. [default=false] (accepted as kube-apiserver does; tkube does not reject privileged containers yet, so false is not enforced)',
+  },
+  {
+    name: 'run-controller-manager',
+    type: 'bool',
+    default: false,
+    help: "tkube only: also run the controller manager's controllers (all but the scheduler: namespace deletion, garbage collection, workloads ...) in this process, against this apiserver through its loopback client. The envtest kube-apiserver asset (tkube envtest-assets) sets it, since envtest starts no controller manager.",
+  },
+];
+
 const versioning: FlagSpec[] = [
   {
     name: 'runtime-config',
@@ -802,6 +817,7 @@ export const apiserverFlags: FlagSpec[] = [
   ...limits,
   ...authentication,
   ...audit,
+  ...workloads,
   ...versioning,
   ...commonFlags,
 ];

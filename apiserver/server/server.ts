@@ -90,6 +90,7 @@ export class APIServer {
   readonly livez = new HealthEndpoint('livez');
   readonly readyz = new HealthEndpoint('readyz');
   private readonly hooks: Hook[] = [];
+  private hooksSettled: Promise<void> = Promise.resolve();
   private inflight = { readonly: 0, mutating: 0 };
   private readonly active = new Set<Promise<void>>();
   private shuttingDown = false;
@@ -113,6 +114,11 @@ export class APIServer {
 
   get discoveryCache(): Discovery {
     return this.discovery;
+  }
+
+  /** Resolves once every post-start hook has finished or failed (after listen). */
+  postStartHooksSettled(): Promise<void> {
+    return this.hooksSettled;
   }
 
   /** Registers a post-start hook; /livez, /readyz and /healthz report it as poststarthook/<name>. */
@@ -182,15 +188,17 @@ export class APIServer {
     });
     const addr = server.address();
     this.port = typeof addr === 'object' && addr ? addr.port : this.o.securePort;
-    for (const hook of this.hooks) {
-      void hook
-        .run()
-        .then(() => (hook.done = true))
-        .catch((err) => {
-          hook.error = String(err);
-          log.error('post-start hook failed', { hook: hook.name, err: String(err) });
-        });
-    }
+    this.hooksSettled = Promise.all(
+      this.hooks.map((hook) =>
+        hook
+          .run()
+          .then(() => void (hook.done = true))
+          .catch((err) => {
+            hook.error = String(err);
+            log.error('post-start hook failed', { hook: hook.name, err: String(err) });
+          }),
+      ),
+    ).then(() => {});
     return this.port;
   }
 

@@ -60,6 +60,8 @@ export interface ManagerOptions {
   onFatal?: (err: unknown) => void;
   /** Time source for controllers (ctx.now). */
   now?: () => number;
+  /** The client configuration, instead of --kubeconfig/--master (an apiserver's own loopback client). */
+  config?: ClientConfig;
 }
 
 export interface RunningControllerManager {
@@ -144,7 +146,7 @@ export async function startControllerManager(
   validateLeaderElection(values);
   checkShowHiddenVersion(values.showHiddenMetricsForVersion, '1.36');
 
-  const config = clientConfig(values);
+  const config = opts.config ?? clientConfig(values);
   const limits = {
     qps: values.kubeApiQps,
     burst: values.kubeApiBurst,

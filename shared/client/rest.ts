@@ -16,6 +16,7 @@ import type { ClientConfig } from './kubeconfig';
 import { realClock, type Clock } from './clock';
 import { newRateLimiter, type RateLimiter } from './rate-limiter';
 import { genericStatusError, isAbortError, isProbableEOF, statusErrorFromObject } from './errors';
+import { GO_ROOT_POOL_TRUST } from '../pki/trust';
 
 const log = logger('client');
 
@@ -137,6 +138,7 @@ export class Transport {
       cert: config.certPem,
       key: config.keyPem,
       rejectUnauthorized: !config.insecure,
+      ...GO_ROOT_POOL_TRUST,
       ...(config.serverName ? { servername: config.serverName } : {}),
     };
     this.agent = new Agent({

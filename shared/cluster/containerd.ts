@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { parse as parseYAML } from 'yaml';
 import { CriClient } from '../cri/client';
 import { killProcessesUnder, unmountUnder, type HostProcess } from './leftovers';
-import { procOf, type Proc } from './process';
+import { findOnPath, procOf, type Proc } from './process';
 import { SupervisedProc, type SupervisorOptions } from './supervisor';
 
 export const SANDBOX_IMAGE = 'registry.k8s.io/pause:3.10';
@@ -36,12 +36,6 @@ export function containerdMissing(): string | undefined {
   for (const p of ['bridge', 'host-local', 'loopback'])
     if (!existsSync(join(CNI_BIN_DIR, p))) return `the CNI plugin ${p} is not in ${CNI_BIN_DIR}`;
   if (process.getuid?.() !== 0) return 'containerd needs root';
-  return undefined;
-}
-
-function findOnPath(bin: string): string | undefined {
-  for (const d of (process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin').split(':'))
-    if (d && existsSync(join(d, bin))) return join(d, bin);
   return undefined;
 }
 

@@ -11,6 +11,13 @@ import { loadKubeconfig } from '../client/kubeconfig';
 /** dist/ of this build (code runs from dist/shared/cluster). */
 export const DIST = resolve(__dirname, '../..');
 
+/** The first executable named bin in $PATH. */
+export function findOnPath(bin: string): string | undefined {
+  for (const d of (process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin').split(':'))
+    if (d && existsSync(join(d, bin))) return join(d, bin);
+  return undefined;
+}
+
 const children = new Set<ChildProcess>();
 process.on('exit', () => {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');

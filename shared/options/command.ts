@@ -2,10 +2,13 @@
 // check its flags (a bad one prints "Error: ..." and exits 1), start it (and
 // give memory back whenever it is idle after a burst: heap/idle-gc.ts), and
 // on SIGTERM or SIGINT stop it and exit 0 — a second signal exits at once.
+// Nothing but commander and the flag table is loaded before the flags are
+// read, so `--help` answers at once (envtest runs `kube-apiserver --help` on
+// every start): the logger and the idle GC are required after parsing, and an
+// executable may load its own code inside start.
 import { Command } from 'commander';
 import { addFlags, readFlags, type FlagSpec, type FlagValues } from './flags';
-import { flushLogs, setVerbosity, type Logger } from '../log';
-import { startIdleGc } from '../heap/idle-gc';
+import type { Logger } from '../log';
 
 export interface Stoppable {
   stop(): Promise<void>;
@@ -23,7 +26,8 @@ export interface Executable<C = FlagValues> {
   name: string;
   description: string;
   flags: FlagSpec[];
-  log: Logger;
+  /** Its logger, or the logger's name (then made only once the flags are read). */
+  log: Logger | string;
   /** Rewrites the arguments before commander reads them. */
   argv?(argv: string[]): string[];
   /** What start takes, from the flag values (default: the values); a throw is a usage error. */
@@ -32,6 +36,9 @@ export interface Executable<C = FlagValues> {
   /** Logged when a signal stops it. */
   stopMessage?: string;
 }
+
+/** Flushes the logs once the logging module is loaded (pino is not needed to print help). */
+let flushLogs = (): void => {};
 
 function exitAfterFlush(code: number): void {
   flushLogs();
@@ -54,25 +61,28 @@ async function run<C = FlagValues>(e: Executable<C>): Promise<void> {
     e.flags,
   );
   cmd.parse(e.argv ? e.argv(process.argv) : process.argv);
+  const logging = await import('../log/index.js');
+  flushLogs = logging.flushLogs;
+  const log = typeof e.log === 'string' ? logging.logger(e.log) : e.log;
   let config: C;
   try {
     const { values, warnings } = readFlags(cmd, e.flags);
-    for (const w of warnings) e.log.warn(w);
-    setVerbosity(values.v ?? 0);
+    for (const w of warnings) log.warn(w);
+    logging.setVerbosity(values.v ?? 0);
     config = e.configure ? e.configure(values, cmd) : (values as C);
   } catch (err) {
     fail(err);
   }
   let stopping = false;
   const running = await e.start(config, { stopping: () => stopping, exit: exitAfterFlush });
-  startIdleGc();
+  (await import('../heap/idle-gc.js')).startIdleGc();
   const stop = (signal: string) => {
     if (stopping) process.exit(1);
     stopping = true;
-    e.log.info(e.stopMessage ?? 'received signal, shutting down', { signal });
+    log.info(e.stopMessage ?? 'received signal, shutting down', { signal });
     running
       .stop()
-      .catch((err) => e.log.error('shutdown failed', { err: String(err) }))
+      .catch((err) => log.error('shutdown failed', { err: String(err) }))
       .finally(() => exitAfterFlush(0));
   };
   process.on('SIGTERM', () => stop('SIGTERM'));

@@ -6,6 +6,7 @@
 // validating ones in parallel. failurePolicy decides what a call failure means;
 // a dry-run request that would call a webhook with side effects fails.
 import https from 'node:https';
+import { caBundleAgent, webhookRequestPath } from '../webhook-client';
 import { randomUUID } from 'node:crypto';
 import { badRequest, internalError, StatusError, type Status } from '../../../shared/api/status';
 import { selectorFromObject } from '../../../shared/api/labels';
@@ -74,21 +75,6 @@ function selects(sel: any, labels: Record<string, string> | undefined): boolean 
   }
 }
 
-/** One Agent per CA bundle, kept alive between calls. */
-const agents = new Map<string, https.Agent>();
-function agentFor(caBundle: string | undefined): https.Agent {
-  const k = caBundle ?? '';
-  let agent = agents.get(k);
-  if (!agent) {
-    agent = new https.Agent({
-      keepAlive: true,
-      ca: caBundle ? Buffer.from(caBundle, 'base64').toString('utf8') : undefined,
-    });
-    agents.set(k, agent);
-  }
-  return agent;
-}
-
 function post(
   url: URL,
   body: Buffer,
@@ -103,9 +89,9 @@ function post(
         protocol: 'https:',
         host: connect?.host ?? url.hostname.replace(/^\[|\]$/g, ''),
         port: connect?.port ?? (url.port || 443),
-        path: url.pathname + url.search,
+        path: webhookRequestPath(url),
         servername: connect?.servername ?? (/^[\d.:[\]]+$/.test(url.hostname) ? undefined : url.hostname),
-        agent: agentFor(caBundle),
+        agent: caBundleAgent(caBundle),
         headers: {
           'content-type': 'application/json',
           accept: 'application/json',

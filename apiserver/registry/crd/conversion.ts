@@ -11,6 +11,7 @@
 // synchronous: handlers await prepare()/prepareWrite() first, which convert
 // and remember the result for the object they were given.
 import https from 'node:https';
+import { caBundleAgent, webhookRequestPath } from '../../auth/webhook-client';
 import { randomUUID } from 'node:crypto';
 import { internalError } from '../../../shared/api/status';
 import {
@@ -34,20 +35,6 @@ export interface ConversionWebhook {
 }
 
 const TIMEOUT_MS = 30_000;
-const agents = new Map<string, https.Agent>();
-function agentFor(caBundle: string | undefined): https.Agent {
-  const k = caBundle ?? '';
-  let a = agents.get(k);
-  if (!a) {
-    a = new https.Agent({
-      keepAlive: true,
-      ca: caBundle ? Buffer.from(caBundle, 'base64').toString('utf8') : undefined,
-    });
-    agents.set(k, a);
-  }
-  return a;
-}
-
 /** href: the URL as errors name it. */
 function post(url: URL, href: string, body: Buffer, caBundle: string | undefined, connect?: DialTarget) {
   return new Promise<any>((resolve, reject) => {
@@ -56,14 +43,14 @@ function post(url: URL, href: string, body: Buffer, caBundle: string | undefined
         method: 'POST',
         hostname: connect?.host ?? url.hostname.replace(/^\[|\]$/g, ''),
         port: connect?.port ?? (url.port || 443),
-        path: `${url.pathname}${url.search}`,
+        path: webhookRequestPath(url),
         servername: connect?.servername ?? (/^[\d.:[\]]+$/.test(url.hostname) ? undefined : url.hostname),
         headers: {
           'content-type': 'application/json',
           accept: 'application/json',
           'content-length': body.length,
         },
-        agent: agentFor(caBundle),
+        agent: caBundleAgent(caBundle),
         timeout: TIMEOUT_MS,
       },
       (res) => {

@@ -1,0 +1,18 @@
+// tkube envtest-assets: a KUBEBUILDER_ASSETS directory for controller-runtime's envtest.
+import { Command } from 'commander';
+import { writeEnvtestAssets } from '../shared/cluster/envtest-assets';
+
+export function envtestAssetsCommand(): Command {
+  return new Command('envtest-assets')
+    .description(
+      "write kube-apiserver (tkube's apiserver with the controllers envtest lacks: namespace deletion, garbage collection ...), etcd and kubectl into a directory for KUBEBUILDER_ASSETS",
+    )
+    .requiredOption('--dir <dir>', 'the directory to write (created if missing)')
+    .action((o) => {
+      const { dir, assets } = writeEnvtestAssets(o.dir);
+      console.error(`kube-apiserver → ${assets['kube-apiserver']}`);
+      console.error(`etcd → ${assets.etcd}`);
+      console.error(`kubectl → ${assets.kubectl}`);
+      console.log(`export KUBEBUILDER_ASSETS=${dir}`);
+    });
+}

@@ -1,0 +1,50 @@
+// A KUBEBUILDER_ASSETS directory for controller-runtime's envtest: kube-apiserver
+// is tkube's apiserver with the controller manager in its process (envtest starts
+// none), etcd and kubectl are the ones installed here, linked. Each asset is ONE
+// process once started: the script execs node, so envtest's SIGTERM (to the
+// process, or to its group since v0.24) reaches the server and nothing stays behind.
+import { chmodSync, existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { DIST, findOnPath } from './process';
+
+export interface EnvtestAssets {
+  dir: string;
+  /** What each asset is: a script or the path a link points to. */
+  assets: Record<'kube-apiserver' | 'etcd' | 'kubectl', string>;
+}
+
+/** A POSIX shell word. */
+const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+function link(target: string, path: string): void {
+  rmSync(path, { force: true });
+  symlinkSync(target, path);
+}
+
+export function writeEnvtestAssets(dirArg: string): EnvtestAssets {
+  const dir = resolve(dirArg);
+  const etcd = findOnPath('etcd');
+  if (!etcd)
+    throw new Error("etcd is not installed (scripts/setup.sh --with-etcd installs Debian's etcd-server)");
+  const kubectl = findOnPath('kubectl');
+  if (!kubectl) throw new Error('kubectl is not on PATH (envtest --use-env wants all three assets)');
+  mkdirSync(dir, { recursive: true });
+  const apiserver = join(DIST, 'cmd', 'apiserver.js');
+  if (!existsSync(apiserver)) throw new Error(`${apiserver} is missing: run npm run build`);
+  const script = join(dir, 'kube-apiserver');
+  rmSync(script, { force: true });
+  writeFileSync(
+    script,
+    [
+      '#!/bin/sh',
+      "# envtest's kube-apiserver: tkube's apiserver, running the controller manager in its process.",
+      '# Written by tkube envtest-assets.',
+      `exec ${quote(process.execPath)} ${quote(apiserver)} --run-controller-manager "$@"`,
+      '',
+    ].join('\n'),
+  );
+  chmodSync(script, 0o755);
+  link(etcd, join(dir, 'etcd'));
+  link(kubectl, join(dir, 'kubectl'));
+  return { dir, assets: { 'kube-apiserver': apiserver, etcd, kubectl } };
+}
