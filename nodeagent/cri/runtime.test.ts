@@ -1,8 +1,9 @@
 // The CRI runtime against a real containerd of the test's own (Debian's
-// containerd, runc and CNI plugins; images built offline from busybox-static):
+// containerd, runc and CNI plugins; images built offline from Debian's busybox):
 // sandboxes with addresses from the pod CIDR, containers that really run and
 // exit with their code, OOM kills, ExecSync, streaming URLs, adoption by a new
-// runtime instance (an agent restart), and removal of everything.
+// runtime instance (an agent restart), the busybox applets tutorials use, and
+// removal of everything.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -10,8 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ContainerRecord } from '../pods/runtime';
 import { CriClient } from '../../shared/cri/client';
+import { waitUntil } from '../../shared/cluster/process';
 import { CriRuntime } from './runtime';
-import { runtimeTestsUnavailable, startTestContainerd, type TestContainerd } from './testing';
+import { runtimeTestsUnavailable, startTestContainerd, startTestDNS, type TestContainerd } from './testing';
 
 const GiB = 1024 ** 3;
 
@@ -108,6 +110,59 @@ describe('CRI runtime against a real containerd', function () {
       { filter: { labelSelector: { 'io.kubernetes.pod.uid': p.metadata.uid } } },
     );
     assert.equal(left.containers.length, 0, 'the sandbox and its containers are gone');
+  });
+
+  it('runs the busybox applets tutorials use: wget from an httpd pod, nc, ping, ip, tar, nslookup', async () => {
+    const rt = newRuntime();
+    await rt.init();
+    const start = async (p: any) => {
+      const { podIPs } = await rt.ensureSandbox(p);
+      const c = p.spec.containers[0];
+      const rec = await rt.createContainer(p, c, 'regular', 0, join(logs, `${p.metadata.name}.log`));
+      await rt.startContainer(rec.id);
+      return { id: rec.id, ip: podIPs[0] };
+    };
+    const webPod = pod('web', [
+      busybox('c', 'mkdir -p /www && echo served-by-httpd >/www/index.html && httpd -f -p 8080 -h /www'),
+    ]);
+    const clientPod = pod('client', [busybox('c', 'sleep 3600')]);
+    const web = await start(webPod);
+    const client = await start(clientPod);
+    const gateway = ctd.podCIDR.replace(/\.0\/\d+$/, '.1');
+    const dns = await startTestDNS(gateway, { 'web.test': web.ip });
+    try {
+      const sh = async (script: string) => {
+        const r = await rt.execSync(client.id, ['sh', '-c', script], 20);
+        const out = r.stdout.toString() + r.stderr.toString();
+        assert.equal(r.exitCode, 0, `${script}: exit ${r.exitCode}: ${out}`);
+        return out;
+      };
+      await waitUntil(() => sh(`wget -q -T 2 -O- http://${web.ip}:8080/`), 20_000, 'httpd answering');
+      assert.equal(await sh(`wget -q -T 5 -O- http://${web.ip}:8080/`), 'served-by-httpd\n');
+      await sh(`wget --spider --timeout=2 http://${web.ip}:8080/`);
+      // A name from /etc/hosts: getaddrinfo through nsswitch.conf and glibc's files module.
+      assert.equal(
+        await sh(`echo "${web.ip} web" >>/etc/hosts && wget -q -T 5 -O- http://web:8080/index.html`),
+        'served-by-httpd\n',
+      );
+      assert.match(
+        await sh(`printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 5 ${web.ip} 8080`),
+        /served-by-httpd/,
+      );
+      assert.match(await sh(`ping -c1 -W5 ${web.ip}`), /1 packets received/);
+      assert.match(await sh('ip addr show eth0'), new RegExp(`inet ${client.ip.replace(/\./g, '\\.')}/`));
+      assert.equal(
+        await sh('mkdir -p /t/a && echo x >/t/a/f && tar -C /t -czf /tmp/t.tgz a && tar -tzf /tmp/t.tgz'),
+        'a/\na/f\n',
+      );
+      assert.match(
+        await sh(`nslookup web.test ${gateway}`),
+        new RegExp(`Address: ${web.ip.replace(/\./g, '\\.')}`),
+      );
+    } finally {
+      await dns.close();
+      for (const p of [clientPod, webPod]) await rt.removeSandbox(p.metadata.uid);
+    }
   });
 
   it('reports a container killed at its memory limit as OOMKilled', async () => {
