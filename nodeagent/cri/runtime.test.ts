@@ -11,9 +11,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ContainerRecord } from '../pods/runtime';
 import { CriClient } from '../../shared/cri/client';
-import { waitUntil } from '../../shared/cluster/process';
+import { freePort, waitUntil } from '../../shared/cluster/process';
 import { CriRuntime } from './runtime';
-import { runtimeTestsUnavailable, startTestContainerd, startTestDNS, type TestContainerd } from './testing';
+import {
+  runtimeTestsUnavailable,
+  startTestContainerd,
+  startTestDNS,
+  testImagesDir,
+  type TestContainerd,
+} from './testing';
+import { registryMissing, startRegistry } from '../../shared/cluster/registry';
 
 const GiB = 1024 ** 3;
 
@@ -38,13 +45,19 @@ describe('CRI runtime against a real containerd', function () {
   let logs: string;
   const runtimes: CriRuntime[] = [];
 
-  function newRuntime(logMaxBytes = 10 * 1024 * 1024, endpoint = ctd.endpoint, gcPercent = 100): CriRuntime {
+  function newRuntime(
+    logMaxBytes = 10 * 1024 * 1024,
+    endpoint = ctd.endpoint,
+    gcPercent = 100,
+    registryMirror?: string,
+  ): CriRuntime {
     const r = new CriRuntime({
       client: new CriClient({ runtimeEndpoint: endpoint, requestTimeoutMs: 30_000 }),
       pod: { cgroupRoot: `/tkube-test-${process.pid}`, clusterDNS: [], clusterDomain: '', resolvConf: '' },
       memoryCapacityBytes: 8 * GiB,
       podLogDirectory: (p) => join(logs, `${p.metadata.namespace}_${p.metadata.name}_${p.metadata.uid}`),
       sandboxImage: 'registry.k8s.io/pause:3.10',
+      registryMirror,
       imageGC: { highThresholdPercent: gcPercent, lowThresholdPercent: gcPercent, minAgeMs: 0 },
       logRotation: { maxSizeBytes: logMaxBytes, maxFiles: 3 },
       relistPeriodMs: 200,
@@ -313,6 +326,50 @@ describe('CRI runtime against a real containerd', function () {
       cri.close();
     } finally {
       await own.cleanup();
+    }
+  });
+
+  it("pulls `busybox` (policy Always) from the cluster's registry and runs it; a missing image fails at once naming the mirror", async function () {
+    const why = registryMissing();
+    if (why) {
+      console.warn(`skipping the cluster registry test: ${why}`);
+      this.skip();
+    }
+    const dir = mkdtempSync(join(tmpdir(), 'tkube-registry-'));
+    const registry = await startRegistry({
+      dataDir: dir,
+      port: await freePort(),
+      imagesDir: testImagesDir(),
+    });
+    // Its own containerd: this test removes the imported busybox, which the others use.
+    const own = await startTestContainerd({ mirror: { endpoint: registry.endpoint, mirrorOnly: true } });
+    try {
+      const rt = newRuntime(undefined, own.endpoint, undefined, registry.endpoint);
+      await rt.init();
+      const cri = new CriClient({ runtimeEndpoint: own.endpoint, requestTimeoutMs: 10_000 });
+      await cri.call('RemoveImage', { image: { image: 'docker.io/library/busybox:latest' } });
+      cri.close();
+      const pulled = await rt.pullImage('busybox');
+      assert.match(pulled.imageRef, /^sha256:/);
+      const c = await runToExit(
+        rt,
+        pod('pulled', [busybox('c', 'echo from-the-registry', { imagePullPolicy: 'Always' })]),
+      );
+      assert.equal(c.exitCode, 0);
+      assert.match(readFileSync(c.logPath, 'utf8'), /stdout F from-the-registry$/m);
+      const started = Date.now();
+      await assert.rejects(rt.pullImage('nosuch/image:1'), (err: Error) => {
+        assert.match(err.message, new RegExp(registry.host.replace(/\./g, '\\.')), 'names the mirror');
+        assert.match(err.message, /not found/);
+        return true;
+      });
+      assert.ok(Date.now() - started < 10_000, 'no waiting on an upstream');
+      assert.doesNotMatch(readFileSync(own.logFile, 'utf8'), /registry-1\.docker\.io|index\.docker\.io/);
+      await rt.removeSandbox(c.podUID);
+    } finally {
+      await own.cleanup();
+      await registry.proc.stop();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

@@ -12,6 +12,7 @@ import {
   containerdMissing,
   removeContainerdData,
   startContainerd,
+  type ClusterMirror,
   type RunningContainerd,
 } from '../../shared/cluster/containerd';
 import type { SupervisorOptions } from '../../shared/cluster/supervisor';
@@ -51,8 +52,11 @@ export interface TestContainerd extends RunningContainerd {
   cleanup(): Promise<void>;
 }
 
+/** A mirror on a closed port, for tests that bring none: a pull of a public name fails on this machine. */
+const NO_UPSTREAM: ClusterMirror = { endpoint: 'http://127.0.0.1:1', mirrorOnly: true };
+
 export async function startTestContainerd(
-  o: { registriesFile?: string; supervise?: SupervisorOptions } = {},
+  o: { registriesFile?: string; mirror?: ClusterMirror; supervise?: SupervisorOptions } = {},
 ): Promise<TestContainerd> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tkube-ctd-'));
   const podCIDR = testPodCIDR();
@@ -61,6 +65,8 @@ export async function startTestContainerd(
     podCIDR,
     imagesDir: testImagesDir(),
     registriesFile: o.registriesFile,
+    // Never a pull from the internet: registry-1.docker.io and the others are mirrored, mirror-only.
+    mirror: o.mirror ?? NO_UPSTREAM,
     supervise: o.supervise,
   });
   return Object.assign(ctd, {
