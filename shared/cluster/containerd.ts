@@ -1,10 +1,10 @@
 // A containerd of a node's own (as k3s embeds one): its config, socket, state,
 // CNI network (a bridge and host-local addresses from the node's pod CIDR,
 // written before containerd starts), registry mirrors (a k3s-style
-// registries.yaml and the cluster's registry), and the offline images imported at start. Stopped in the
-// safe order: pods removed through the CRI first (stopping containerd leaves
-// the shims running), then containerd by PID, then the bridge and any mount
-// left under the data dir. The launcher and the runtime tests use it.
+// registries.yaml and the cluster's registry), and the offline images
+// imported at start. Stopped in the safe order: pods removed through the CRI
+// first (stopping containerd leaves the shims running), then containerd by
+// PID, then the bridge and any mount left under the data dir. The launcher and the runtime tests use it.
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
