@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Installs what a fresh clone needs before building, testing or starting tkube.
 #   --with-runtime  also install the container runtime of real pods when absent and root:
-#                   Debian's containerd, runc, containernetworking-plugins, skopeo, and Debian's
+#                   Debian's containerd, runc, containernetworking-plugins, skopeo, docker-registry
+#                   (the cluster's image registry, every node's mirror), and Debian's
 #                   busybox package downloaded (not installed: it conflicts with busybox-static)
 #                   into apt's archive cache, which scripts/build-images.sh builds the images from
 #   --with-etcd     also install what the tests need: the runtime above, Debian's etcd-server
-#                   (the etcd3 tests), docker-registry (a registry on 127.0.0.1 for the mirror
-#                   tests) and python3-kubernetes (the Python client tests)
+#                   (the etcd3 tests) and python3-kubernetes (the Python client tests)
 #   --quiet         print nothing when there is nothing to do
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,10 +34,10 @@ fi
 wanted=()
 if [ "$with_runtime" = 1 ]; then
   wanted+=(containerd:/usr/bin/containerd runc:/usr/sbin/runc containernetworking-plugins:/usr/lib/cni/bridge
-    skopeo:/usr/bin/skopeo iproute2:/sbin/ip)
+    skopeo:/usr/bin/skopeo iproute2:/sbin/ip docker-registry:/usr/bin/docker-registry)
 fi
 if [ "$with_tests" = 1 ]; then
-  wanted+=(etcd-server:/usr/bin/etcd docker-registry:/usr/bin/docker-registry
+  wanted+=(etcd-server:/usr/bin/etcd
     python3-kubernetes:/usr/lib/python3/dist-packages/kubernetes/__init__.py)
 fi
 missing=()

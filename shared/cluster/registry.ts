@@ -82,6 +82,9 @@ export function pushArchives(registryHost: string, dir: string): string[] {
 }
 
 export async function startRegistry(o: RegistryOptions): Promise<RunningRegistry> {
+  const missing = registryMissing();
+  if (missing)
+    throw new Error(`the cluster's registry: ${missing} (scripts/setup.sh --with-runtime installs it)`);
   mkdirSync(join(o.dataDir, 'data'), { recursive: true });
   const host = `127.0.0.1:${o.port}`;
   const config = join(o.dataDir, 'config.yml');
