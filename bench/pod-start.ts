@@ -89,6 +89,7 @@ async function measure(runtime: NodeRuntime): Promise<void> {
     runtime: runtime === 'containerd' ? 'containerd' : undefined,
     apiserverPort: await freePort(),
     controllerManagerPort: await freePort(),
+    registryPort: await freePort(),
     nodePorts: () => ports,
     podCIDR: () => '10.199.0.0/24',
   });

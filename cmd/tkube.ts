@@ -138,12 +138,24 @@ program
     '--registries <file>',
     "registry mirrors for containerd, as k3s' registries.yaml (mirrors: {docker.io: {endpoint: [...]}})",
   )
+  .option(
+    '--registry-port <port>',
+    "the cluster's image registry on 127.0.0.1 (containerd)",
+    (v) => parseInt(v, 10),
+    5000,
+  )
+  .option(
+    '--upstream-registries',
+    "let pulls the cluster's registry cannot serve go on to docker.io, registry.k8s.io, ... (default: they fail at once, as with k3s' --disable-default-registry-endpoint)",
+  )
   .option('--detach', 'leave the cluster running in the background (stop it with tkube down)')
   .action(async (o) => {
     const runtime = chooseRuntime(o.runtime);
     const cluster = new LocalCluster({
       runtime,
       registriesFile: o.registries ? resolve(o.registries) : undefined,
+      registryPort: o.registryPort,
+      upstreamRegistries: !!o.upstreamRegistries,
       dataDir: o.dataDir,
       nodes: o.nodes,
       apiserverPort: o.port,

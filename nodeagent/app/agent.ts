@@ -93,6 +93,7 @@ async function startRuntime(
     memoryCapacityBytes: machine.memoryCapacity,
     podLogDirectory: (pod) => podLogDirectory(logsDir, pod),
     sandboxImage: cfg.podInfraContainerImage,
+    registryMirror: cfg.registryMirror,
     imageGC: {
       highThresholdPercent: cfg.imageGCHighThresholdPercent,
       lowThresholdPercent: cfg.imageGCLowThresholdPercent,

@@ -35,6 +35,7 @@ export interface NodeAgentConfig {
   imageServiceEndpoint?: string;
   runtimeRequestTimeoutMs: number;
   podInfraContainerImage: string;
+  registryMirror?: string;
   clusterDNS: string[];
   clusterDomain: string;
   resolvConf: string;
@@ -246,6 +247,7 @@ export function resolveConfig(values: FlagValues, o: ResolveOptions): NodeAgentC
     imageServiceEndpoint: values.imageServiceEndpoint || undefined,
     runtimeRequestTimeoutMs: values.runtimeRequestTimeout,
     podInfraContainerImage: values.podInfraContainerImage,
+    registryMirror: values.registryMirror || undefined,
     clusterDNS: ((values.clusterDns as string[] | undefined) ?? []).filter(Boolean),
     clusterDomain: values.clusterDomain ?? '',
     resolvConf: values.resolvConf ?? '',

@@ -207,6 +207,11 @@ const runtime: FlagSpec[] = [
     help: "Specified image will not be pruned by the image garbage collector. The sandbox image itself is set in the container runtime's configuration.",
   },
   {
+    name: 'registry-mirror',
+    type: 'string',
+    help: "tkube: the registry the container runtime pulls through (the cluster's registry, e.g. http://127.0.0.1:5000); pull errors name it, as the runtime's own do not.",
+  },
+  {
     name: 'cluster-dns',
     type: 'list',
     help: 'Comma-separated list of DNS server IP address. This value is used for containers DNS server in case of Pods with "dnsPolicy=ClusterFirst".',

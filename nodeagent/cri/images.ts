@@ -51,7 +51,7 @@ export class CriImages {
   constructor(
     private readonly client: CriClient,
     private readonly clock: Clock,
-    private readonly o: { sandboxImage: string; gc: ImageGCPolicy },
+    private readonly o: { sandboxImage: string; gc: ImageGCPolicy; registryMirror?: string },
   ) {}
 
   async refresh(): Promise<void> {
@@ -115,6 +115,9 @@ export class CriImages {
         lastErr = err;
       }
     }
+    // containerd's "not found" names the image, not where it looked.
+    if (this.o.registryMirror && lastErr instanceof Error)
+      lastErr.message += ` (pulled through the registry mirror ${this.o.registryMirror})`;
     throw lastErr;
   }
 

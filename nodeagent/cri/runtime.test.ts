@@ -1,8 +1,9 @@
 // The CRI runtime against a real containerd of the test's own (Debian's
-// containerd, runc and CNI plugins; images built offline from busybox-static):
+// containerd, runc and CNI plugins; images built offline from Debian's busybox):
 // sandboxes with addresses from the pod CIDR, containers that really run and
 // exit with their code, OOM kills, ExecSync, streaming URLs, adoption by a new
-// runtime instance (an agent restart), and removal of everything.
+// runtime instance (an agent restart), the busybox applets tutorials use, and
+// removal of everything.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -10,8 +11,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ContainerRecord } from '../pods/runtime';
 import { CriClient } from '../../shared/cri/client';
+import { freePort, waitUntil } from '../../shared/cluster/process';
 import { CriRuntime } from './runtime';
-import { runtimeTestsUnavailable, startTestContainerd, type TestContainerd } from './testing';
+import {
+  runtimeTestsUnavailable,
+  startTestContainerd,
+  startTestDNS,
+  testImagesDir,
+  type TestContainerd,
+} from './testing';
+import { registryMissing, startRegistry } from '../../shared/cluster/registry';
 
 const GiB = 1024 ** 3;
 
@@ -36,13 +45,19 @@ describe('CRI runtime against a real containerd', function () {
   let logs: string;
   const runtimes: CriRuntime[] = [];
 
-  function newRuntime(logMaxBytes = 10 * 1024 * 1024, endpoint = ctd.endpoint, gcPercent = 100): CriRuntime {
+  function newRuntime(
+    logMaxBytes = 10 * 1024 * 1024,
+    endpoint = ctd.endpoint,
+    gcPercent = 100,
+    registryMirror?: string,
+  ): CriRuntime {
     const r = new CriRuntime({
       client: new CriClient({ runtimeEndpoint: endpoint, requestTimeoutMs: 30_000 }),
       pod: { cgroupRoot: `/tkube-test-${process.pid}`, clusterDNS: [], clusterDomain: '', resolvConf: '' },
       memoryCapacityBytes: 8 * GiB,
       podLogDirectory: (p) => join(logs, `${p.metadata.namespace}_${p.metadata.name}_${p.metadata.uid}`),
       sandboxImage: 'registry.k8s.io/pause:3.10',
+      registryMirror,
       imageGC: { highThresholdPercent: gcPercent, lowThresholdPercent: gcPercent, minAgeMs: 0 },
       logRotation: { maxSizeBytes: logMaxBytes, maxFiles: 3 },
       relistPeriodMs: 200,
@@ -108,6 +123,59 @@ describe('CRI runtime against a real containerd', function () {
       { filter: { labelSelector: { 'io.kubernetes.pod.uid': p.metadata.uid } } },
     );
     assert.equal(left.containers.length, 0, 'the sandbox and its containers are gone');
+  });
+
+  it('runs the busybox applets tutorials use: wget from an httpd pod, nc, ping, ip, tar, nslookup', async () => {
+    const rt = newRuntime();
+    await rt.init();
+    const start = async (p: any) => {
+      const { podIPs } = await rt.ensureSandbox(p);
+      const c = p.spec.containers[0];
+      const rec = await rt.createContainer(p, c, 'regular', 0, join(logs, `${p.metadata.name}.log`));
+      await rt.startContainer(rec.id);
+      return { id: rec.id, ip: podIPs[0] };
+    };
+    const webPod = pod('web', [
+      busybox('c', 'mkdir -p /www && echo served-by-httpd >/www/index.html && httpd -f -p 8080 -h /www'),
+    ]);
+    const clientPod = pod('client', [busybox('c', 'sleep 3600')]);
+    const web = await start(webPod);
+    const client = await start(clientPod);
+    const gateway = ctd.podCIDR.replace(/\.0\/\d+$/, '.1');
+    const dns = await startTestDNS(gateway, { 'web.test': web.ip });
+    try {
+      const sh = async (script: string) => {
+        const r = await rt.execSync(client.id, ['sh', '-c', script], 20);
+        const out = r.stdout.toString() + r.stderr.toString();
+        assert.equal(r.exitCode, 0, `${script}: exit ${r.exitCode}: ${out}`);
+        return out;
+      };
+      await waitUntil(() => sh(`wget -q -T 2 -O- http://${web.ip}:8080/`), 20_000, 'httpd answering');
+      assert.equal(await sh(`wget -q -T 5 -O- http://${web.ip}:8080/`), 'served-by-httpd\n');
+      await sh(`wget --spider --timeout=2 http://${web.ip}:8080/`);
+      // A name from /etc/hosts: getaddrinfo through nsswitch.conf and glibc's files module.
+      assert.equal(
+        await sh(`echo "${web.ip} web" >>/etc/hosts && wget -q -T 5 -O- http://web:8080/index.html`),
+        'served-by-httpd\n',
+      );
+      assert.match(
+        await sh(`printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 5 ${web.ip} 8080`),
+        /served-by-httpd/,
+      );
+      assert.match(await sh(`ping -c1 -W5 ${web.ip}`), /1 packets received/);
+      assert.match(await sh('ip addr show eth0'), new RegExp(`inet ${client.ip.replace(/\./g, '\\.')}/`));
+      assert.equal(
+        await sh('mkdir -p /t/a && echo x >/t/a/f && tar -C /t -czf /tmp/t.tgz a && tar -tzf /tmp/t.tgz'),
+        'a/\na/f\n',
+      );
+      assert.match(
+        await sh(`nslookup web.test ${gateway}`),
+        new RegExp(`Address: ${web.ip.replace(/\./g, '\\.')}`),
+      );
+    } finally {
+      await dns.close();
+      for (const p of [clientPod, webPod]) await rt.removeSandbox(p.metadata.uid);
+    }
   });
 
   it('reports a container killed at its memory limit as OOMKilled', async () => {
@@ -258,6 +326,50 @@ describe('CRI runtime against a real containerd', function () {
       cri.close();
     } finally {
       await own.cleanup();
+    }
+  });
+
+  it("pulls `busybox` (policy Always) from the cluster's registry and runs it; a missing image fails at once naming the mirror", async function () {
+    const why = registryMissing();
+    if (why) {
+      console.warn(`skipping the cluster registry test: ${why}`);
+      this.skip();
+    }
+    const dir = mkdtempSync(join(tmpdir(), 'tkube-registry-'));
+    const registry = await startRegistry({
+      dataDir: dir,
+      port: await freePort(),
+      imagesDir: testImagesDir(),
+    });
+    // Its own containerd: this test removes the imported busybox, which the others use.
+    const own = await startTestContainerd({ mirror: { endpoint: registry.endpoint, mirrorOnly: true } });
+    try {
+      const rt = newRuntime(undefined, own.endpoint, undefined, registry.endpoint);
+      await rt.init();
+      const cri = new CriClient({ runtimeEndpoint: own.endpoint, requestTimeoutMs: 10_000 });
+      await cri.call('RemoveImage', { image: { image: 'docker.io/library/busybox:latest' } });
+      cri.close();
+      const pulled = await rt.pullImage('busybox');
+      assert.match(pulled.imageRef, /^sha256:/);
+      const c = await runToExit(
+        rt,
+        pod('pulled', [busybox('c', 'echo from-the-registry', { imagePullPolicy: 'Always' })]),
+      );
+      assert.equal(c.exitCode, 0);
+      assert.match(readFileSync(c.logPath, 'utf8'), /stdout F from-the-registry$/m);
+      const started = Date.now();
+      await assert.rejects(rt.pullImage('nosuch/image:1'), (err: Error) => {
+        assert.match(err.message, new RegExp(registry.host.replace(/\./g, '\\.')), 'names the mirror');
+        assert.match(err.message, /not found/);
+        return true;
+      });
+      assert.ok(Date.now() - started < 10_000, 'no waiting on an upstream');
+      assert.doesNotMatch(readFileSync(own.logFile, 'utf8'), /registry-1\.docker\.io|index\.docker\.io/);
+      await rt.removeSandbox(c.podUID);
+    } finally {
+      await own.cleanup();
+      await registry.proc.stop();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

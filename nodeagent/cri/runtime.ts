@@ -53,6 +53,8 @@ export interface CriRuntimeOptions {
   /** Where a pod's container logs go: <root-dir>/logs/pods/<ns>_<name>_<uid>. */
   podLogDirectory(pod: any): string;
   sandboxImage: string;
+  /** The registry containerd pulls through, named in pull errors. */
+  registryMirror?: string;
   imageGC: ImageGCPolicy;
   logRotation: LogRotation;
   /** kubelet's PLEG relist period (1 s). */
@@ -77,7 +79,11 @@ export class CriRuntime implements ContainerRuntime {
   constructor(private readonly o: CriRuntimeOptions) {
     this.clock = o.clock ?? realClock;
     this.stats = new ContainerStats(o.client, this.type, this.clock);
-    this.imageStore = new CriImages(o.client, this.clock, { sandboxImage: o.sandboxImage, gc: o.imageGC });
+    this.imageStore = new CriImages(o.client, this.clock, {
+      sandboxImage: o.sandboxImage,
+      gc: o.imageGC,
+      registryMirror: o.registryMirror,
+    });
   }
 
   /** Connects: the runtime's version, images, and the sandboxes and containers left from before (adopted). */

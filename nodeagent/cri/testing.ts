@@ -3,14 +3,16 @@
 // dir, on a private socket, with a pod CIDR of its own (parallel test
 // processes must not share a bridge or a subnet), removed afterwards.
 import { execFileSync } from 'node:child_process';
+import { createSocket } from 'node:dgram';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import {
   containerdMissing,
   removeContainerdData,
   startContainerd,
+  type ClusterMirror,
   type RunningContainerd,
 } from '../../shared/cluster/containerd';
 import type { SupervisorOptions } from '../../shared/cluster/supervisor';
@@ -19,7 +21,14 @@ const SCRIPT = resolve(__dirname, '../../../scripts/build-images.sh');
 
 /** Why the runtime tests cannot run here; undefined when they can. */
 export function runtimeTestsUnavailable(): string | undefined {
-  return containerdMissing() ?? (existsSync('/bin/busybox') ? undefined : 'busybox-static is not installed');
+  const missing = containerdMissing();
+  if (missing) return missing;
+  try {
+    testImagesDir();
+    return undefined;
+  } catch (err: any) {
+    return `the offline images cannot be built: ${String(err.stderr ?? err).trim()}`;
+  }
 }
 
 /** The busybox and pause OCI archives, built once per version of the script. */
@@ -43,8 +52,11 @@ export interface TestContainerd extends RunningContainerd {
   cleanup(): Promise<void>;
 }
 
+/** A mirror on a closed port, for tests that bring none: a pull of a public name fails on this machine. */
+const NO_UPSTREAM: ClusterMirror = { endpoint: 'http://127.0.0.1:1', mirrorOnly: true };
+
 export async function startTestContainerd(
-  o: { registriesFile?: string; supervise?: SupervisorOptions } = {},
+  o: { registriesFile?: string; mirror?: ClusterMirror; supervise?: SupervisorOptions } = {},
 ): Promise<TestContainerd> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tkube-ctd-'));
   const podCIDR = testPodCIDR();
@@ -53,6 +65,8 @@ export async function startTestContainerd(
     podCIDR,
     imagesDir: testImagesDir(),
     registriesFile: o.registriesFile,
+    // Never a pull from the internet: registry-1.docker.io and the others are mirrored, mirror-only.
+    mirror: o.mirror ?? NO_UPSTREAM,
     supervise: o.supervise,
   });
   return Object.assign(ctd, {
@@ -62,4 +76,52 @@ export async function startTestContainerd(
       removeContainerdData(dataDir);
     },
   });
+}
+
+export interface TestDNS {
+  close(): Promise<void>;
+}
+
+/**
+ * A DNS server on ip:53 (an address of the test's own bridge) answering A queries for the
+ * given names and NXDOMAIN for the rest: what a pod's `nslookup NAME SERVER` can ask
+ * without any lookup leaving the machine.
+ */
+export async function startTestDNS(ip: string, names: Record<string, string>): Promise<TestDNS> {
+  const sock = createSocket('udp4');
+  sock.on('message', (q, from) => {
+    if (q.length < 17) return;
+    let at = 12;
+    const labels: string[] = [];
+    while (at < q.length && q[at] !== 0) {
+      labels.push(q.subarray(at + 1, at + 1 + q[at]).toString('latin1'));
+      at += 1 + q[at];
+    }
+    const qtype = q.readUInt16BE(at + 1);
+    const question = q.subarray(12, at + 5);
+    const addr = names[labels.join('.').toLowerCase()];
+    const header = Buffer.alloc(12);
+    q.copy(header, 0, 0, 2);
+    // Response, recursion desired + available; NXDOMAIN for names it does not know.
+    header.writeUInt16BE(addr ? 0x8180 : 0x8183, 2);
+    header.writeUInt16BE(1, 4);
+    const answers: Buffer[] = [];
+    if (addr && qtype === 1) {
+      const rr = Buffer.alloc(16);
+      rr.writeUInt16BE(0xc00c, 0); // the name: a pointer to the question's
+      rr.writeUInt16BE(1, 2); // A
+      rr.writeUInt16BE(1, 4); // IN
+      rr.writeUInt32BE(60, 6);
+      rr.writeUInt16BE(4, 10);
+      addr.split('.').forEach((o, i) => rr.writeUInt8(Number(o), 12 + i));
+      answers.push(rr);
+    }
+    header.writeUInt16BE(answers.length, 6);
+    sock.send(Buffer.concat([header, question, ...answers]), from.port, from.address);
+  });
+  await new Promise<void>((ok, fail) => {
+    sock.once('error', fail);
+    sock.bind(53, ip, () => ok());
+  });
+  return { close: () => new Promise<void>((r) => sock.close(() => r())) };
 }

@@ -3,8 +3,8 @@
 // image pushed with skopeo) serves is pulled under its docker.io name, as
 // `image: busybox` with pull policy Always works on a machine without internet.
 import assert from 'node:assert/strict';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CriClient } from '../cri/client';
@@ -16,6 +16,7 @@ import {
 } from '../../nodeagent/cri/testing';
 import { freePort, waitUntil } from './process';
 import { writeMirrors } from './containerd';
+import { registryMissing, SKOPEO_BIN, startRegistry, type RunningRegistry } from './registry';
 import type { Restart } from './supervisor';
 
 describe('containerd registry mirrors (registries.yaml)', function () {
@@ -43,17 +44,35 @@ describe('containerd registry mirrors (registries.yaml)', function () {
     assert.match(quay, /^\[host\."https:\/\/127\.0\.0\.1:5443"\]$/m);
   });
 
+  it("makes the cluster's registry every public registry's mirror, and with mirrorOnly its only endpoint", () => {
+    const file = join(dir, 'registries.yaml');
+    writeFileSync(file, 'mirrors:\n  docker.io:\n    endpoint: ["http://127.0.0.1:5999"]\n');
+    const mirror = 'http://127.0.0.1:5001';
+    writeMirrors(file, join(dir, 'only'), { endpoint: mirror, mirrorOnly: true });
+    for (const host of ['docker.io', 'registry.k8s.io', 'k8s.gcr.io', 'gcr.io', 'ghcr.io', 'quay.io']) {
+      const text = readFileSync(join(dir, 'only', host, 'hosts.toml'), 'utf8');
+      assert.match(text, /^server = "http:\/\/127\.0\.0\.1:5001"$/m, `${host}: no upstream`);
+      assert.match(text, /^\[host\."http:\/\/127\.0\.0\.1:5001"\]$/m, host);
+      assert.doesNotMatch(text, /https:/, `${host}: nothing off the machine`);
+    }
+    const docker = readFileSync(join(dir, 'only', 'docker.io', 'hosts.toml'), 'utf8');
+    assert.ok(
+      docker.indexOf('127.0.0.1:5999') < docker.indexOf('[host."http://127.0.0.1:5001"]'),
+      "the user's mirror first",
+    );
+    writeMirrors(undefined, join(dir, 'fallback'), { endpoint: mirror, mirrorOnly: false });
+    const quay = readFileSync(join(dir, 'fallback', 'quay.io', 'hosts.toml'), 'utf8');
+    assert.match(quay, /^server = "https:\/\/quay\.io"$/m, 'the upstream after the mirror');
+    assert.match(quay, /^\[host\."http:\/\/127\.0\.0\.1:5001"\]$/m);
+  });
+
   describe('pulling through a local registry', () => {
-    let registry: ChildProcess | undefined;
+    let registry: RunningRegistry | undefined;
     let ctd: TestContainerd | undefined;
     let cri: CriClient | undefined;
 
     before(function () {
-      const why =
-        runtimeTestsUnavailable() ??
-        (existsSync('/usr/bin/docker-registry') && existsSync('/usr/bin/skopeo')
-          ? undefined
-          : 'docker-registry or skopeo is not installed');
+      const why = runtimeTestsUnavailable() ?? registryMissing();
       if (why) {
         console.warn(`skipping the registry mirror test: ${why}`);
         this.skip();
@@ -63,25 +82,20 @@ describe('containerd registry mirrors (registries.yaml)', function () {
     after(async () => {
       cri?.close();
       await ctd?.cleanup();
-      registry?.kill('SIGKILL');
+      await registry?.proc.stop('SIGKILL');
     });
 
     it('pulls docker.io/library/mirrored:1 from the mirror on 127.0.0.1', async () => {
-      const port = await freePort();
-      writeFileSync(
-        join(dir, 'registry.yml'),
-        `version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: ${join(dir, 'data')}\nhttp:\n  addr: 127.0.0.1:${port}\n`,
-      );
-      registry = spawn('/usr/bin/docker-registry', ['serve', join(dir, 'registry.yml')], { stdio: 'ignore' });
-      await waitUntil(async () => (await fetch(`http://127.0.0.1:${port}/v2/`)).ok, 20_000, 'registry up');
+      registry = await startRegistry({ dataDir: join(dir, 'registry'), port: await freePort() });
+      const port = registry.host.split(':')[1];
       execFileSync(
-        '/usr/bin/skopeo',
+        SKOPEO_BIN,
         [
           'copy',
           '--insecure-policy',
           '--dest-tls-verify=false',
           `oci-archive:${join(testImagesDir(), 'busybox.oci.tar')}:latest`,
-          `docker://127.0.0.1:${port}/library/mirrored:1`,
+          `docker://${registry.host}/library/mirrored:1`,
         ],
         { stdio: 'pipe' },
       );

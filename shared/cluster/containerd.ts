@@ -1,11 +1,12 @@
 // A containerd of a node's own (as k3s embeds one): its config, socket, state,
 // CNI network (a bridge and host-local addresses from the node's pod CIDR,
-// written before containerd starts), registry mirrors from a k3s-style
-// registries.yaml, and the offline images imported at start. Stopped in the
-// safe order: pods removed through the CRI first (stopping containerd leaves
-// the shims running), then containerd by PID, then whatever shim or container
-// process of its data dir survived, runc's state of them, the bridge and any
-// mount left under the data dir. The launcher and the runtime tests use it.
+// written before containerd starts), registry mirrors (a k3s-style
+// registries.yaml and the cluster's registry), and the offline images
+// imported at start. Stopped in the safe order: pods removed through the CRI
+// first (stopping containerd leaves the shims running), then containerd by
+// PID, then whatever shim or container process of its data dir survived,
+// runc's state of them, the bridge and any mount left under the data dir.
+// The launcher and the runtime tests use it.
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
@@ -49,6 +50,8 @@ export interface ContainerdOptions {
   imagesDir?: string;
   /** A k3s-style registries.yaml (mirrors: {host: {endpoint: [url...]}}). */
   registriesFile?: string;
+  /** The cluster's registry, mirroring the public registries. */
+  mirror?: ClusterMirror;
   /** Keep running when this process exits (tkube up --detach). */
   detached?: boolean;
   /** Start containerd again when it exits on its own (the launcher's supervision). */
@@ -142,18 +145,53 @@ function cniConfig(o: ContainerdOptions, d: string, bridge: string): string {
 const upstream = (host: string) =>
   host === 'docker.io' ? 'https://registry-1.docker.io' : `https://${host}`;
 
-/** registries.yaml mirrors → containerd's certs.d/<host>/hosts.toml files. */
-export function writeMirrors(registriesFile: string | undefined, certsDir: string): void {
+/** The registries the cluster's own registry mirrors (the public ones manifests name). */
+export const MIRRORED_REGISTRIES = [
+  'docker.io',
+  'registry.k8s.io',
+  'k8s.gcr.io',
+  'gcr.io',
+  'ghcr.io',
+  'quay.io',
+];
+
+/** The cluster's registry as every node's first mirror. */
+export interface ClusterMirror {
+  /** http://127.0.0.1:<port> */
+  endpoint: string;
+  /**
+   * No fallback to the upstream (k3s' --disable-default-registry-endpoint): a pull the mirror
+   * cannot serve fails at once, naming the mirror, and nothing leaves the machine.
+   */
+  mirrorOnly: boolean;
+}
+
+/**
+ * registries.yaml mirrors and the cluster's mirror → containerd's certs.d/<host>/hosts.toml
+ * files: the user's endpoints first, then the cluster's registry, then the upstream (unless
+ * mirror-only: then the cluster's registry is the `server` too, so nothing else is tried).
+ */
+export function writeMirrors(
+  registriesFile: string | undefined,
+  certsDir: string,
+  mirror?: ClusterMirror,
+): void {
   mkdirSync(certsDir, { recursive: true });
-  if (!registriesFile) return;
-  const doc = parseYAML(readFileSync(registriesFile, 'utf8')) ?? {};
-  for (const [host, m] of Object.entries<any>(doc.mirrors ?? {})) {
+  const doc = registriesFile ? (parseYAML(readFileSync(registriesFile, 'utf8')) ?? {}) : {};
+  const hosts = new Map<string, string[]>();
+  for (const [host, m] of Object.entries<any>(doc.mirrors ?? {}))
+    hosts.set(host, (m?.endpoint ?? []).map(String));
+  if (mirror)
+    for (const host of MIRRORED_REGISTRIES) hosts.set(host, [...(hosts.get(host) ?? []), mirror.endpoint]);
+  for (const [host, endpoints] of hosts) {
     const dir = join(certsDir, host === '*' ? '_default' : host);
     mkdirSync(dir, { recursive: true });
-    let text = host === '*' ? '' : `server = ${toml(upstream(host))}\n`;
-    for (const ep of m?.endpoint ?? []) {
+    const server =
+      mirror?.mirrorOnly && MIRRORED_REGISTRIES.includes(host) ? mirror.endpoint : upstream(host);
+    let text = host === '*' ? '' : `server = ${toml(server)}\n`;
+    for (const ep of endpoints) {
       text += `\n[host.${toml(ep)}]\n  capabilities = ["pull", "resolve"]\n`;
-      if (String(ep).startsWith('https:') && doc.configs?.[new URL(ep).host]?.tls?.insecure_skip_verify)
+      if (ep.startsWith('https:') && doc.configs?.[new URL(ep).host]?.tls?.insecure_skip_verify)
         text += '  skip_verify = true\n';
     }
     writeFileSync(join(dir, 'hosts.toml'), text);
@@ -174,7 +212,7 @@ export async function startContainerd(o: ContainerdOptions): Promise<RunningCont
   mkdirSync(join(d, 'cni', 'net.d'), { recursive: true });
   // The CNI conf must be there before containerd starts (a conf added later is picked up unreliably).
   writeFileSync(join(d, 'cni', 'net.d', '10-tkube.conflist'), cniConfig(o, d, bridge));
-  writeMirrors(o.registriesFile, join(d, 'certs.d'));
+  writeMirrors(o.registriesFile, join(d, 'certs.d'), o.mirror);
   const configFile = join(d, 'config.toml');
   writeFileSync(configFile, config(o, d));
   const logFile = join(d, 'containerd.log');

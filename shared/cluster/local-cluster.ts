@@ -22,6 +22,7 @@ import { loadKubeconfig } from '../client/kubeconfig';
 import { frontProxyFlags } from './front-proxy';
 import { ensureMetricsServerRBAC, METRICS_SERVER_USER } from './metrics-server-rbac';
 import { SupervisedProc, type Restart, type SupervisorOptions } from './supervisor';
+import { startRegistry } from './registry';
 import { installUnreachableRoutes, removeUnreachableRoutes, type RouteResult } from './service-route';
 
 export type Step = 'apiserver' | 'credentials' | 'controller-manager' | 'images' | 'nodes' | 'ready';
@@ -54,6 +55,13 @@ export interface LocalClusterOptions {
   nodeagentArgs?: (i: number) => string[];
   /** containerd: a k3s-style registries.yaml with registry mirrors for every node. */
   registriesFile?: string;
+  /** containerd: the port of the cluster's registry on 127.0.0.1 (default 5000). */
+  registryPort?: number;
+  /**
+   * containerd: let pulls the cluster's registry cannot serve go on to the upstream registries
+   * (default false: nothing leaves the machine, as every test and benchmark needs).
+   */
+  upstreamRegistries?: boolean;
   /** Node i's pod CIDR; default 10.244.<i>.0/24. */
   podCIDR?: (i: number) => string;
   /** The apiserver's --service-cluster-ip-range; default 10.0.0.0/24 (its default). */
@@ -316,6 +324,14 @@ export class LocalCluster {
     progress('images', 'start');
     const imagesDir = join(this.dataDir, 'images');
     execFileSync('bash', [join(DIST, '..', 'scripts', 'build-images.sh'), imagesDir], { stdio: 'pipe' });
+    const registry = await startRegistry({
+      dataDir: join(this.dataDir, 'registry'),
+      port: this.o.registryPort ?? 5000,
+      imagesDir,
+      detached: this.o.detached,
+    });
+    this.procs.push(registry.proc);
+    const mirror = { endpoint: registry.endpoint, mirrorOnly: !this.o.upstreamRegistries };
     const args: string[][] = [];
     for (let i = 0; i < nodes; i++) {
       const ctd = await startContainerd({
@@ -323,6 +339,7 @@ export class LocalCluster {
         podCIDR: this.podCIDR(i),
         imagesDir,
         registriesFile: this.o.registriesFile,
+        mirror,
         detached: this.o.detached,
         supervise: this.supervision(),
       });
@@ -334,11 +351,17 @@ export class LocalCluster {
         ctd.endpoint,
         '--pod-infra-container-image',
         SANDBOX_IMAGE,
+        '--registry-mirror',
+        registry.endpoint,
         '--cgroup-root',
         `/tkube/${nodeName(i)}`,
       ]);
     }
-    progress('images', 'done', `busybox and pause on ${nodes} node(s)`);
+    progress(
+      'images',
+      'done',
+      `busybox and pause on ${nodes} node(s) and in the registry on ${registry.host}`,
+    );
     return args;
   }
 

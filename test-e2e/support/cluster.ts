@@ -36,6 +36,7 @@ async function startClusterOnce(
     nodes,
     apiserverPort: o.apiserverPort ?? (await freePort()),
     controllerManagerPort: o.controllerManagerPort ?? (await freePort()),
+    registryPort: o.registryPort ?? (await freePort()),
     nodePorts: (i) => ports[i],
     ...o,
   });
