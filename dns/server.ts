@@ -216,8 +216,8 @@ export class DnsServer {
         : opt
           ? Math.max(UDP_DEFAULT_SIZE, opt.udpPayloadSize ?? 0)
           : UDP_DEFAULT_SIZE;
-    if (dnsPacket.encodingLength(reply) <= limit) return dnsPacket.encode(reply);
-    return dnsPacket.encode(truncate(reply, limit));
+    const bytes = dnsPacket.encode(reply);
+    return bytes.length <= limit ? bytes : dnsPacket.encode(truncate(reply, limit));
   }
 }
 
