@@ -272,7 +272,9 @@ export class Resolver {
   }
 
   private findPod(r: Request): Item[] | undefined {
-    if (this.opts.pods === 'disabled' || !r.service || r.endpoint || r.port || r.protocol) return undefined;
+    if (this.opts.pods === 'disabled') return undefined;
+    // The namespace alone exists (NODATA); labels left of the pod's are ignored, as CoreDNS does.
+    if (!r.service) return [];
     const ip = podLabelToIP(r.service);
     if (!ip) return undefined;
     if (this.opts.pods === 'verified' && !this.index.hasPod(r.namespace, ip)) return undefined;

@@ -214,6 +214,7 @@ describe('dns: the cluster zone', function () {
     assert.deepEqual(data(await env.query(`fd00--9.${NS}.pod.${Z}`, 'AAAA'), 'AAAA'), ['fd00::9']);
     assertNegative(await env.query(`10-244-9-9.no-such-ns.pod.${Z}`, 'A'), 'NXDOMAIN');
     assertNegative(await env.query(`not-an-ip.${NS}.pod.${Z}`, 'A'), 'NXDOMAIN');
+    assertNegative(await env.query(`${NS}.pod.${Z}`, 'A'), 'NOERROR');
   });
 
   it('answers the dns-version TXT record 1.1.0 with TTL 28800', async () => {
