@@ -40,6 +40,12 @@ function headerOnlyReply(msg: Buffer, rcode: number): Buffer | undefined {
   return out;
 }
 
+interface Replied {
+  out: Buffer | undefined;
+  rcode: number;
+  plugin: string;
+}
+
 export class DnsServer {
   private udp?: UdpSocket;
   private tcp?: TcpServer;
@@ -124,60 +130,63 @@ export class DnsServer {
   /** The reply to one message, undefined when there is none to send (a response, or too short to have an id). */
   async handle(msg: Buffer, proto: 'udp' | 'tcp', family: 4 | 6): Promise<Buffer | undefined> {
     const start = performance.now();
-    let out: Buffer | undefined;
-    let rcode: number = RCODE.FORMERR;
-    let qtype = 'other';
-    let plugin = '';
     let query: DecodedPacket | undefined;
     try {
       query = dnsPacket.decode(msg);
     } catch {
       query = undefined;
     }
+    if (query?.type === 'response') return undefined;
+    let r: Replied;
     if (!query || query.type !== 'query' || (query.questions?.length ?? 0) !== 1) {
-      if (query?.type === 'response') return undefined;
-      out = headerOnlyReply(msg, RCODE.FORMERR);
+      r = { out: headerOnlyReply(msg, RCODE.FORMERR), rcode: RCODE.FORMERR, plugin: '' };
     } else {
-      const q = query.questions![0];
-      qtype = q.type;
-      const opt = query.additionals?.find((a) => a.type === 'OPT') as any;
-      const opcode = (query.flags ?? 0) & 0x7800;
-      if (opcode !== 0) {
-        rcode = RCODE.NOTIMP;
-        out = this.encode(query, { rcode, answers: [], authorities: [], additionals: [] }, opt, proto);
-      } else if (opt && opt.ednsVersion > 0) {
-        rcode = RCODE_BADVERS;
-        out = this.encode(query, { rcode, answers: [], authorities: [], additionals: [] }, opt, proto);
-      } else {
-        const answered = this.o.resolver.resolve(q);
-        if (answered !== FORWARD) {
-          rcode = answered.rcode;
-          plugin = 'kubernetes';
-          out = this.encode(query, answered, opt, proto, true);
-        } else if (this.o.forwarder?.upstreams.length) {
-          const key = `${q.name.toLowerCase()}|${q.type}|${opt?.flag_do ? 1 : 0}`;
-          out = await this.o.forwarder.forward(msg, key, proto === 'tcp');
-          plugin = 'forward';
-          rcode = out && out.length >= 4 ? out.readUInt16BE(2) & 0xf : RCODE.SERVFAIL;
-          if (!out)
-            out = this.encode(query, { rcode, answers: [], authorities: [], additionals: [] }, opt, proto);
-        } else {
-          rcode = RCODE.SERVFAIL;
-          out = this.encode(query, { rcode, answers: [], authorities: [], additionals: [] }, opt, proto);
-        }
+      try {
+        r = await this.reply(query, msg, proto);
+      } catch (err) {
+        // A bug must cost one answer, never the server (CoreDNS's errors plugin and panics counter).
+        this.o.metrics.panics.inc();
+        this.o.log.error('dns answer failed', { err: String(err), name: query.questions![0].name });
+        r = { out: headerOnlyReply(msg, RCODE.SERVFAIL), rcode: RCODE.SERVFAIL, plugin: '' };
       }
     }
     this.o.metrics.observe({
       proto,
       family,
-      qtype,
-      rcode,
-      plugin,
+      qtype: query?.questions?.[0]?.type ?? 'other',
+      rcode: r.rcode,
+      plugin: r.plugin,
       seconds: (performance.now() - start) / 1000,
       requestSize: msg.length,
-      responseSize: out?.length ?? 0,
+      responseSize: r.out?.length ?? 0,
     });
-    return out;
+    return r.out;
+  }
+
+  private async reply(query: DecodedPacket, msg: Buffer, proto: 'udp' | 'tcp'): Promise<Replied> {
+    const q = query.questions![0];
+    const opt = query.additionals?.find((a) => a.type === 'OPT') as any;
+    const empty = (rcode: number) => ({ rcode, answers: [], authorities: [], additionals: [] });
+    if (((query.flags ?? 0) & 0x7800) !== 0) {
+      return { out: this.encode(query, empty(RCODE.NOTIMP), opt, proto), rcode: RCODE.NOTIMP, plugin: '' };
+    }
+    if (opt && opt.ednsVersion > 0) {
+      return { out: this.encode(query, empty(RCODE_BADVERS), opt, proto), rcode: RCODE_BADVERS, plugin: '' };
+    }
+    const answered = this.o.resolver.resolve(q);
+    if (answered !== FORWARD) {
+      return {
+        out: this.encode(query, answered, opt, proto, true),
+        rcode: answered.rcode,
+        plugin: 'kubernetes',
+      };
+    }
+    if (this.o.forwarder?.upstreams.length) {
+      const key = `${q.name.toLowerCase()}|${q.type}|${opt?.flag_do ? 1 : 0}`;
+      const out = await this.o.forwarder.forward(msg, key, proto === 'tcp');
+      if (out && out.length >= 4) return { out, rcode: out.readUInt16BE(2) & 0xf, plugin: 'forward' };
+    }
+    return { out: this.encode(query, empty(RCODE.SERVFAIL), opt, proto), rcode: RCODE.SERVFAIL, plugin: '' };
   }
 
   private encode(
