@@ -8,9 +8,12 @@ import { createSocket } from 'node:dgram';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import * as dnsPacket from 'dns-packet';
-import { startTestAPIServer } from '../apiserver/server/testing';
+import { join } from 'node:path';
+import { loadavg } from 'node:os';
 import { Client } from '../shared/client';
+import { loadKubeconfig } from '../shared/client/kubeconfig';
 import { freePort, startExecutable, waitUntil } from '../shared/cluster/process';
+import { removeDir, startApiserver, tempDir } from './lib/procs';
 
 const { values: args } = parseArgs({
   options: {
@@ -105,9 +108,17 @@ async function closedLoop(asker: Asker, names: () => string): Promise<string> {
 }
 
 async function main(): Promise<void> {
-  // kubeadm's Service range: room for 10,000 ClusterIPs (the default /24 has 254).
-  const srv = await startTestAPIServer({ serviceClusterIpRange: '10.96.0.0/12' });
-  const client = Client.create(srv.config, { qps: -1, contentType: 'application/json' });
+  // The apiserver is a process of its own too, so this one only asks (and its heap stays small).
+  const dir = tempDir('dns-bench');
+  const srv = await startApiserver({
+    dir,
+    dataDir: join(dir, 'data'),
+    certDir: join(dir, 'certs'),
+    // kubeadm's Service range: room for 10,000 ClusterIPs (the default /24 has 254).
+    args: ['--service-cluster-ip-range', '10.96.0.0/12'],
+  });
+  const kubeconfig = join(dir, `kubeconfig-${srv.port}`);
+  const client = Client.create(loadKubeconfig(kubeconfig), { qps: -1, contentType: 'application/json' });
   const ports = {
     dns: await freePort(),
     health: await freePort(),
@@ -118,7 +129,7 @@ async function main(): Promise<void> {
     'dns',
     [
       '--kubeconfig',
-      srv.kubeconfig,
+      kubeconfig,
       '--dns-bind-address',
       '127.0.0.1',
       '--dns-port',
@@ -132,7 +143,7 @@ async function main(): Promise<void> {
       '--upstream',
       'none',
     ],
-    srv.dir,
+    dir,
   );
   const asker = new Asker(ports.dns);
   try {
@@ -171,13 +182,16 @@ async function main(): Promise<void> {
       const names = () => `svc-${Math.floor(Math.random() * count)}.${NS}.svc.cluster.local`;
       console.log(await fixedRate(asker, names, 1000));
       console.log(await closedLoop(asker, names));
-      console.log(`  dns server RSS ${rssMB(dns.pid).toFixed(1)} MB`);
+      console.log(
+        `  dns server RSS ${rssMB(dns.pid).toFixed(1)} MB; load average ${loadavg()[0].toFixed(1)} on this host`,
+      );
     }
   } finally {
     asker.close();
     await dns.stop();
     await client.close();
     await srv.stop();
+    removeDir(dir);
   }
 }
 
