@@ -5,12 +5,9 @@
 import { Command } from 'commander';
 import { relative, resolve } from 'node:path';
 import { containerdMissing } from '../shared/cluster/containerd';
-import {
-  LocalCluster,
-  stopRecordedCluster,
-  type NodeRuntime,
-  type Step,
-} from '../shared/cluster/local-cluster';
+import type { NodeRuntime, Step } from '../shared/cluster/cluster-options';
+import { stopRecordedCluster } from '../shared/cluster/cluster-state';
+import { LocalCluster } from '../shared/cluster/local-cluster';
 import { writeComponentKubeconfig } from '../shared/cluster/credentials';
 import type { RouteResult } from '../shared/cluster/service-route';
 import { startIdleGc } from '../shared/heap/idle-gc';

@@ -155,6 +155,23 @@ export async function getWithKubeconfig(
   }
 }
 
+/**
+ * The HTTP status of a GET that does not verify the server's certificate (0 when nothing
+ * answers): for a component's /healthz before the launcher holds credentials it trusts.
+ */
+export async function unverifiedStatus(url: string): Promise<number> {
+  const dispatcher = new Agent({ connect: { rejectUnauthorized: false } });
+  try {
+    const r = await request(url, { dispatcher, headersTimeout: 2000 });
+    await r.body.text();
+    return r.statusCode;
+  } catch {
+    return 0;
+  } finally {
+    await dispatcher.close();
+  }
+}
+
 /** Polls until fn resolves truthy; throws with the last failure after timeoutMs (tests use it too). */
 export async function waitUntil<T>(
   fn: () => Promise<T | false | undefined | null>,

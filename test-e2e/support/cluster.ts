@@ -3,7 +3,8 @@
 // or as the `tkube up` launcher process a user runs.
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { LocalCluster, type LocalClusterOptions } from '../../shared/cluster/local-cluster';
+import type { LocalClusterOptions } from '../../shared/cluster/cluster-options';
+import { LocalCluster } from '../../shared/cluster/local-cluster';
 import { portIsFree, startExecutable, waitUntil, type Proc } from '../../shared/cluster/process';
 import { freePort, tempDir } from './processes';
 

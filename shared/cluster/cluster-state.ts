@@ -1,0 +1,66 @@
+// The record of a running cluster (cluster.json in its data dir): what a later
+// `tkube down` needs to stop a cluster started detached, whose launcher is gone.
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { CriClient } from '../cri/client';
+import { removeAllPods, removeLeftovers } from './containerd';
+import { clusterPaths } from './data-dir';
+import { removeUnreachableRoutes } from './service-route';
+
+export interface ClusterState {
+  pids: { name: string; pid: number }[];
+  /** The nodes' containerds (their pods are removed through the CRI before they stop). */
+  containerds?: { pid: number; endpoint: string; dataDir: string }[];
+  kubeconfig: string;
+  server: string;
+  /** Service CIDRs routed unreachable while the cluster runs (removed when it stops). */
+  unreachableRoutes?: string[];
+}
+
+export function writeClusterState(file: string, state: ClusterState): void {
+  writeFileSync(file, JSON.stringify(state, null, 2));
+}
+
+/** `tkube down` for a cluster started detached: signals the recorded PIDs. */
+export async function stopRecordedCluster(dataDir: string): Promise<string[]> {
+  const file = clusterPaths(resolve(dataDir)).stateFile;
+  if (!existsSync(file)) return [];
+  const state = JSON.parse(readFileSync(file, 'utf8')) as ClusterState;
+  const stopped: string[] = [];
+  // Recorded in start order: node agents stop before the apiserver.
+  for (const { name, pid } of [...state.pids].reverse()) {
+    if (!alive(pid)) continue;
+    stopped.push(name);
+    await stopPid(pid);
+  }
+  for (const c of state.containerds ?? []) {
+    const client = new CriClient({ runtimeEndpoint: c.endpoint, requestTimeoutMs: 10_000 });
+    await removeAllPods(client).catch(() => {});
+    client.close();
+    await stopPid(c.pid);
+    await removeLeftovers(c.dataDir);
+    stopped.push('containerd');
+  }
+  for (const cidr of state.unreachableRoutes ?? []) removeUnreachableRoutes(cidr);
+  rmSync(file, { force: true });
+  return stopped;
+}
+
+async function stopPid(pid: number): Promise<void> {
+  try {
+    process.kill(pid, 'SIGTERM');
+    for (let i = 0; i < 200 && alive(pid); i++) await new Promise((r) => setTimeout(r, 100));
+    if (alive(pid)) process.kill(pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
