@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import { loadavg } from 'node:os';
 import { Client } from '../shared/client';
 import { loadKubeconfig } from '../shared/client/kubeconfig';
-import { freePort, startExecutable, waitUntil } from '../shared/cluster/process';
+import { waitUntil } from '../shared/cluster/process';
+import { startDnsProcess, type DnsProc } from '../test-e2e/support/processes';
 import { removeDir, startApiserver, tempDir } from './lib/procs';
 
 const { values: args } = parseArgs({
@@ -119,40 +120,11 @@ async function main(): Promise<void> {
   });
   const kubeconfig = join(dir, `kubeconfig-${srv.port}`);
   const client = Client.create(loadKubeconfig(kubeconfig), { qps: -1, contentType: 'application/json' });
-  const ports = {
-    dns: await freePort(),
-    health: await freePort(),
-    ready: await freePort(),
-    metrics: await freePort(),
-  };
-  const dns = startExecutable(
-    'dns',
-    [
-      '--kubeconfig',
-      kubeconfig,
-      '--dns-bind-address',
-      '127.0.0.1',
-      '--dns-port',
-      String(ports.dns),
-      '--health-port',
-      String(ports.health),
-      '--ready-port',
-      String(ports.ready),
-      '--metrics-bind-address',
-      `127.0.0.1:${ports.metrics}`,
-      '--upstream',
-      'none',
-    ],
-    dir,
-  );
-  const asker = new Asker(ports.dns);
+  let dns: DnsProc | undefined;
+  let asker: Asker | undefined;
   try {
-    await waitUntil(
-      async () => (await fetch(`http://127.0.0.1:${ports.ready}/ready`)).status === 200,
-      30_000,
-      '/ready',
-      dns.exited,
-    );
+    dns = await startDnsProcess(kubeconfig, dir);
+    asker = new Asker(dns.ports.dns);
     await client
       .resource('namespaces')
       .create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
@@ -177,7 +149,7 @@ async function main(): Promise<void> {
       );
       made = count;
       const last = `svc-${count - 1}.${NS}.svc.cluster.local`;
-      await waitUntil(async () => (await asker.ask(last)).rcode === 0, 60_000, `${last} answered`);
+      await waitUntil(async () => (await asker!.ask(last)).rcode === 0, 60_000, `${last} answered`);
       console.log(`\n${count} Services (created and seen in ${((Date.now() - t0) / 1000).toFixed(1)} s)`);
       const names = () => `svc-${Math.floor(Math.random() * count)}.${NS}.svc.cluster.local`;
       // Settle first: the apiserver and the server have just taken a burst of writes and events.
@@ -190,8 +162,8 @@ async function main(): Promise<void> {
       );
     }
   } finally {
-    asker.close();
-    await dns.stop();
+    asker?.close();
+    await dns?.stop();
     await client.close();
     await srv.stop();
     removeDir(dir);
