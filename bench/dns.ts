@@ -5,7 +5,6 @@
 // (throughput). Prints qps, latency and the server's RSS; no assertion.
 //   node dist/bench/dns.js [--counts 1000,10000] [--seconds 5] [--concurrency 32]
 import { createSocket } from 'node:dgram';
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import * as dnsPacket from 'dns-packet';
 import { join } from 'node:path';
@@ -14,7 +13,7 @@ import { Client } from '../shared/client';
 import { loadKubeconfig } from '../shared/client/kubeconfig';
 import { waitUntil } from '../shared/cluster/process';
 import { startDnsProcess, type DnsProc } from '../test-e2e/support/processes';
-import { removeDir, startApiserver, tempDir } from './lib/procs';
+import { removeDir, rssBytes, startApiserver, tempDir } from './lib/procs';
 
 const { values: args } = parseArgs({
   options: {
@@ -28,10 +27,7 @@ const SECONDS = Number(args.seconds);
 const CONCURRENCY = Number(args.concurrency);
 const NS = 'bench';
 
-function rssMB(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) / 1024 : NaN;
-}
+const rssMB = (pid: number) => rssBytes(pid) / 1024 ** 2;
 
 const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
