@@ -5,15 +5,15 @@
 // (throughput). Prints qps, latency and the server's RSS; no assertion.
 //   node dist/bench/dns.js [--counts 1000,10000] [--seconds 5] [--concurrency 32]
 import { createSocket } from 'node:dgram';
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import * as dnsPacket from 'dns-packet';
 import { join } from 'node:path';
 import { loadavg } from 'node:os';
 import { Client } from '../shared/client';
 import { loadKubeconfig } from '../shared/client/kubeconfig';
-import { freePort, startExecutable, waitUntil } from '../shared/cluster/process';
-import { removeDir, startApiserver, tempDir } from './lib/procs';
+import { waitUntil } from '../shared/cluster/process';
+import { startDnsProcess, type DnsProc } from '../test-e2e/support/processes';
+import { removeDir, rssBytes, startApiserver, tempDir } from './lib/procs';
 
 const { values: args } = parseArgs({
   options: {
@@ -27,10 +27,7 @@ const SECONDS = Number(args.seconds);
 const CONCURRENCY = Number(args.concurrency);
 const NS = 'bench';
 
-function rssMB(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) / 1024 : NaN;
-}
+const rssMB = (pid: number) => rssBytes(pid) / 1024 ** 2;
 
 const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
@@ -119,40 +116,11 @@ async function main(): Promise<void> {
   });
   const kubeconfig = join(dir, `kubeconfig-${srv.port}`);
   const client = Client.create(loadKubeconfig(kubeconfig), { qps: -1, contentType: 'application/json' });
-  const ports = {
-    dns: await freePort(),
-    health: await freePort(),
-    ready: await freePort(),
-    metrics: await freePort(),
-  };
-  const dns = startExecutable(
-    'dns',
-    [
-      '--kubeconfig',
-      kubeconfig,
-      '--dns-bind-address',
-      '127.0.0.1',
-      '--dns-port',
-      String(ports.dns),
-      '--health-port',
-      String(ports.health),
-      '--ready-port',
-      String(ports.ready),
-      '--metrics-bind-address',
-      `127.0.0.1:${ports.metrics}`,
-      '--upstream',
-      'none',
-    ],
-    dir,
-  );
-  const asker = new Asker(ports.dns);
+  let dns: DnsProc | undefined;
+  let asker: Asker | undefined;
   try {
-    await waitUntil(
-      async () => (await fetch(`http://127.0.0.1:${ports.ready}/ready`)).status === 200,
-      30_000,
-      '/ready',
-      dns.exited,
-    );
+    dns = await startDnsProcess(kubeconfig, dir);
+    asker = new Asker(dns.ports.dns);
     await client
       .resource('namespaces')
       .create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
@@ -177,7 +145,7 @@ async function main(): Promise<void> {
       );
       made = count;
       const last = `svc-${count - 1}.${NS}.svc.cluster.local`;
-      await waitUntil(async () => (await asker.ask(last)).rcode === 0, 60_000, `${last} answered`);
+      await waitUntil(async () => (await asker!.ask(last)).rcode === 0, 60_000, `${last} answered`);
       console.log(`\n${count} Services (created and seen in ${((Date.now() - t0) / 1000).toFixed(1)} s)`);
       const names = () => `svc-${Math.floor(Math.random() * count)}.${NS}.svc.cluster.local`;
       // Settle first: the apiserver and the server have just taken a burst of writes and events.
@@ -190,8 +158,8 @@ async function main(): Promise<void> {
       );
     }
   } finally {
-    asker.close();
-    await dns.stop();
+    asker?.close();
+    await dns?.stop();
     await client.close();
     await srv.stop();
     removeDir(dir);

@@ -1,12 +1,11 @@
 // The atomic apply on the real kernel, inside network namespaces this test makes.
 import { strict as assert } from 'node:assert';
-import { execFileSync } from 'node:child_process';
 import { logger, setSilent } from '../shared/log';
 import { IptablesBackend, NftablesBackend, chooseBackend } from './backend';
 import { commandRunner } from './exec';
 import { buildRuleSet, type RuleSet } from './model';
 import { fixtureOptions, fixtureServices, fixtureSlices } from './fixtures';
-import { Netns, netnsAvailable, removeStaleNamespaces } from './netns-testing';
+import { Netns, commandAvailable, netnsAvailable, removeStaleNamespaces } from './netns-testing';
 
 const TABLE = 'tkube-proxy-test';
 const initial = () => buildRuleSet(fixtureServices, fixtureSlices, fixtureOptions);
@@ -23,20 +22,11 @@ function broken(): RuleSet {
   return rs;
 }
 
-const have = (cmd: string) => {
-  try {
-    execFileSync(cmd, ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-};
-
 describe('proxy backends on the kernel (network namespace)', function () {
   let ns: Netns;
   let fresh: Netns;
   before(function () {
-    if (!netnsAvailable() || !have('nft') || !have('iptables-restore')) this.skip();
+    if (!netnsAvailable() || !commandAvailable('nft') || !commandAvailable('iptables-restore')) this.skip();
     setSilent(process.env.TKUBE_TEST_LOGS !== '1');
     removeStaleNamespaces();
     ns = Netns.create('apply');

@@ -26,6 +26,16 @@ export function netnsAvailable(): boolean {
   }
 }
 
+/** Does `cmd --version` run (is the tool the test needs installed)? */
+export function commandAvailable(cmd: string): boolean {
+  try {
+    execFileSync(cmd, ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Deletes the namespaces of test runs that are no longer running. */
 export function removeStaleNamespaces(): void {
   for (const line of ip('netns', 'list').split('\n')) {

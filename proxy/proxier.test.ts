@@ -4,7 +4,7 @@
 // connections from the node namespace to the ClusterIP. All traffic stays in
 // the namespaces this test makes.
 import { strict as assert } from 'node:assert';
-import { execFileSync, type ChildProcess } from 'node:child_process';
+import { type ChildProcess } from 'node:child_process';
 import { startTestAPIServer, type TestAPIServer } from '../apiserver/server/testing';
 import { Client } from '../shared/client';
 import { logger } from '../shared/log';
@@ -14,6 +14,7 @@ import { proxyMetrics } from './metrics';
 import { Proxier } from './proxier';
 import {
   Netns,
+  commandAvailable,
   linkNamespaces,
   netnsAvailable,
   removeStaleNamespaces,
@@ -25,15 +26,6 @@ import {
 const SERVICE_CIDR = '10.0.0.0/24';
 const POD_A = '10.244.1.5';
 const POD_B = '10.244.1.6';
-
-const have = (cmd: string) => {
-  try {
-    execFileSync(cmd, ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 const endpointSlice = (ips: string[]) => ({
   apiVersion: 'discovery.k8s.io/v1',
@@ -60,7 +52,7 @@ for (const [mode, tool, backendIn] of modes) {
     const servers: ChildProcess[] = [];
 
     before(async function () {
-      if (!netnsAvailable() || !have(tool)) this.skip();
+      if (!netnsAvailable() || !commandAvailable(tool)) this.skip();
       removeStaleNamespaces();
       node = Netns.create(`${mode}-node`);
       pod = Netns.create(`${mode}-pod`);

@@ -6,51 +6,23 @@ import { join } from 'node:path';
 import * as dnsPacket from 'dns-packet';
 import {
   DIST,
-  freePort,
   startAPIServerProcess,
-  startProcess,
+  startDnsProcess,
   type APIServerProc,
-  type Proc,
+  type DnsProc,
 } from './support/processes';
-import { waitUntil } from '../shared/cluster/process';
 import { queryBytes, sendTcp, sendUdp } from '../dns/testing';
 
 describe('dns executable', function () {
   this.timeout(90_000);
   let api: APIServerProc;
-  let dns: Proc | undefined;
-  const ports = { dns: 0, health: 0, ready: 0, metrics: 0 };
+  let dns: DnsProc | undefined;
+  let ports: DnsProc['ports'];
 
   before(async () => {
     api = await startAPIServerProcess();
-    for (const k of Object.keys(ports) as (keyof typeof ports)[]) ports[k] = await freePort();
-    dns = startProcess(
-      'dns',
-      [
-        '--kubeconfig',
-        api.kubeconfig,
-        '--dns-bind-address',
-        '127.0.0.1',
-        '--dns-port',
-        String(ports.dns),
-        '--health-port',
-        String(ports.health),
-        '--ready-port',
-        String(ports.ready),
-        '--metrics-bind-address',
-        `127.0.0.1:${ports.metrics}`,
-        '--upstream',
-        'none',
-        '-v=2',
-      ],
-      api.dir,
-    );
-    await waitUntil(
-      async () => (await fetch(`http://127.0.0.1:${ports.ready}/ready`)).status === 200,
-      30_000,
-      '/ready',
-      dns.exited,
-    );
+    dns = await startDnsProcess(api.kubeconfig, api.dir, ['-v=2']);
+    ports = dns.ports;
   });
 
   after(async () => {

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startAPIServerProcess, type APIServerProc } from './support/processes';
-import { kubectl, kubectlAvailable, kubectlStream } from './support/kubectl';
+import { kubectl, kubectlAvailable, kubectlOk, kubectlStream } from './support/kubectl';
 import { waitUntil } from '../shared/cluster/process';
 
 const POD = `apiVersion: v1
@@ -40,11 +40,7 @@ describe('kubectl against the apiserver', function () {
   this.timeout(120_000);
   let srv: APIServerProc;
   const k = (...args: string[]) => kubectl(srv.kubeconfig, args);
-  const ok = async (...args: string[]) => {
-    const r = await k(...args);
-    assert.equal(r.code, 0, `kubectl ${args.join(' ')} failed: ${r.stderr}`);
-    return r.stdout;
-  };
+  const ok = (...args: string[]) => kubectlOk(srv.kubeconfig, args);
 
   before(async function () {
     if (!kubectlAvailable()) {

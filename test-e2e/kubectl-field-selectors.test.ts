@@ -3,7 +3,7 @@
 // through events.k8s.io's names), and Kubernetes' refusals as kubectl prints them.
 import assert from 'node:assert/strict';
 import { startAPIServerProcess, type APIServerProc } from './support/processes';
-import { kubectl, kubectlAvailable } from './support/kubectl';
+import { kubectl, kubectlAvailable, kubectlOk } from './support/kubectl';
 
 const REQUEST = Buffer.from(
   '-----BEGIN CERTIFICATE REQUEST-----\nMAA=\n-----END CERTIFICATE REQUEST-----\n',
@@ -38,11 +38,7 @@ describe('kubectl --field-selector', function () {
   this.timeout(120_000);
   let srv: APIServerProc;
   const k = (...args: string[]) => kubectl(srv.kubeconfig, args);
-  const ok = async (...args: string[]) => {
-    const r = await k(...args);
-    assert.equal(r.code, 0, `kubectl ${args.join(' ')} failed: ${r.stderr}`);
-    return r.stdout.trim();
-  };
+  const ok = async (...args: string[]) => (await kubectlOk(srv.kubeconfig, args)).trim();
   const apply = (yaml: string) => kubectl(srv.kubeconfig, ['create', '-f', '-'], { input: yaml });
 
   before(async function () {

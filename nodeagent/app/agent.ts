@@ -261,15 +261,7 @@ export async function startNodeAgent(
     : undefined;
 
   // The ports.
-  const tls = await servingCertificate({
-    certDir: cfg.certDir,
-    tlsCertFile: cfg.tlsCertFile,
-    tlsPrivateKeyFile: cfg.tlsPrivateKeyFile,
-    clientCAFile: cfg.clientCAFile,
-    nodeName: cfg.nodeName,
-    hostname: cfg.hostname,
-    ips: nodeIPs,
-  });
+  const tls = await servingCertificate(cfg, nodeIPs);
   const auth = new NodeAuth({
     nodeName: cfg.nodeName,
     anonymous: cfg.anonymousAuth,

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { ServerOptions } from 'node:https';
 import type { SecureVersion } from 'node:tls';
 import { certCovers, createCA, createServingCert, loadOrCreate } from '../../shared/pki/certs';
+import type { NodeAgentConfig } from '../app/config';
 
 export interface ServingCert {
   certPem: string;
@@ -17,17 +18,14 @@ export interface ServingCert {
   clientCaPem?: string;
 }
 
-export interface ServingCertOptions {
-  certDir: string;
-  tlsCertFile?: string;
-  tlsPrivateKeyFile?: string;
-  clientCAFile?: string;
-  nodeName: string;
-  hostname: string;
-  ips: string[];
-}
+/** The flags the serving certificate comes from. */
+export type ServingCertConfig = Pick<
+  NodeAgentConfig,
+  'certDir' | 'tlsCertFile' | 'tlsPrivateKeyFile' | 'clientCAFile' | 'nodeName' | 'hostname'
+>;
 
-export async function servingCertificate(o: ServingCertOptions): Promise<ServingCert> {
+/** The certificate of the node's secure port, self-signed ones covering its names and nodeIPs. */
+export async function servingCertificate(o: ServingCertConfig, nodeIPs: string[]): Promise<ServingCert> {
   const clientCaPem = o.clientCAFile ? readFileSync(o.clientCAFile, 'utf8') : undefined;
   if (o.tlsCertFile || o.tlsPrivateKeyFile) {
     if (!o.tlsCertFile || !o.tlsPrivateKeyFile)
@@ -41,7 +39,7 @@ export async function servingCertificate(o: ServingCertOptions): Promise<Serving
     };
   }
   const dnsNames = [...new Set([o.hostname, o.nodeName, 'localhost'])];
-  const ips = [...new Set(['127.0.0.1', ...o.ips])];
+  const ips = [...new Set(['127.0.0.1', ...nodeIPs])];
   const make = async () => {
     const stamp = Math.floor(Date.now() / 1000);
     const ca = await createCA(`${o.nodeName}-ca@${stamp}`, 365);

@@ -123,15 +123,7 @@ export async function startSimulatedNodes(
   const pods = new SimulatedPods(client, factory, byName);
 
   // The nodes' kubelet API: their ports are in the Nodes they register.
-  const tls = await servingCertificate({
-    certDir: cfg.certDir,
-    tlsCertFile: cfg.tlsCertFile,
-    tlsPrivateKeyFile: cfg.tlsPrivateKeyFile,
-    clientCAFile: cfg.clientCAFile,
-    nodeName: cfg.nodeName,
-    hostname: cfg.hostname,
-    ips: cfg.nodeIPs.length ? cfg.nodeIPs : ['127.0.0.1'],
-  });
+  const tls = await servingCertificate(cfg, cfg.nodeIPs.length ? cfg.nodeIPs : ['127.0.0.1']);
   const api = new SimulatedKubeletAPI({ config: cfg, tls, client, metrics, pods });
   await api.listen(nodes);
 

@@ -11,12 +11,31 @@ import { createClientCert } from '../../shared/pki/certs';
 import { Client, isNotFound } from '../../shared/client';
 import { waitUntil } from '../../shared/cluster/process';
 import { defaultFlagValues } from '../../shared/options/defaults';
+import type { FlagValues } from '../../shared/options/flags';
 import { resolveConfig } from '../app/config';
 import { nodeagentFlags } from '../app/options';
 import { startSimulatedNodes, type RunningSimulatedNodes } from './host';
 import { SIMULATED_ANNOTATION, SIMULATED_SYSTEM_USAGE } from './nodes';
 
 const NODES = 5;
+
+/** Simulated nodes against srv on 127.0.0.1, state in dir, only the secure ports open; flags on top. */
+async function startSim(
+  srv: TestAPIServer,
+  dir: string,
+  flags: FlagValues,
+): Promise<{ cfg: ReturnType<typeof resolveConfig>; sim: RunningSimulatedNodes }> {
+  const values = defaultFlagValues(nodeagentFlags, {
+    kubeconfig: srv.kubeconfig,
+    nodeIp: ['127.0.0.1'],
+    rootDir: dir,
+    readOnlyPort: 0,
+    healthzPort: 0,
+    ...flags,
+  });
+  const cfg = resolveConfig(values, { explicit: () => true });
+  return { cfg, sim: await startSimulatedNodes(cfg, cfg.simulatedNodes) };
+}
 
 describe('nodeagent: simulated nodes', function () {
   this.timeout(60_000);
@@ -31,18 +50,11 @@ describe('nodeagent: simulated nodes', function () {
     srv = await startTestAPIServer({ kubeletPreferredAddressTypes: ['InternalIP'] });
     client = Client.create(srv.config, { qps: -1, http2: false });
     dir = mkdtempSync(join(tmpdir(), 'tkube-sim-'));
-    const values = defaultFlagValues(nodeagentFlags, {
-      kubeconfig: srv.kubeconfig,
+    ({ cfg, sim } = await startSim(srv, dir, {
       hostnameOverride: 'sim',
       simulatedNodes: NODES,
-      nodeIp: ['127.0.0.1'],
-      rootDir: dir,
-      readOnlyPort: 0,
-      healthzPort: 0,
       nodeLeaseDurationSeconds: 4,
-    });
-    cfg = resolveConfig(values, { explicit: () => true });
-    sim = await startSimulatedNodes(cfg, cfg.simulatedNodes);
+    }));
   });
 
   after(async () => {
@@ -231,20 +243,13 @@ describe("nodeagent: simulated nodes' kubelet API authenticates and authorizes a
       keyPem: readFileSync(join(certs, 'ca.key'), 'utf8'),
     };
     alice = await createClientCert(ca, { commonName: 'alice' });
-    const values = defaultFlagValues(nodeagentFlags, {
-      kubeconfig: srv.kubeconfig,
+    ({ sim } = await startSim(srv, dir, {
       hostnameOverride: 'authz',
       simulatedNodes: 2,
-      nodeIp: ['127.0.0.1'],
-      rootDir: dir,
-      readOnlyPort: 0,
-      healthzPort: 0,
       anonymousAuth: false,
       authorizationMode: 'Webhook',
       clientCaFile: join(certs, 'ca.crt'),
-    });
-    const cfg = resolveConfig(values, { explicit: () => true });
-    sim = await startSimulatedNodes(cfg, cfg.simulatedNodes);
+    }));
   });
 
   after(async () => {

@@ -2,24 +2,15 @@
 // process, programming a network namespace), and the executable's --cleanup and
 // flag errors (run inside a namespace).
 import { strict as assert } from 'node:assert';
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { startTestAPIServer, type TestAPIServer } from '../../apiserver/server/testing';
 import { DIST } from '../../shared/cluster/process';
 import { defaultFlagValues } from '../../shared/options/defaults';
-import { Netns, netnsAvailable, removeStaleNamespaces } from '../netns-testing';
+import { Netns, commandAvailable, netnsAvailable, removeStaleNamespaces } from '../netns-testing';
 import { proxyFlags } from './options';
 import { resolveConfig, startProxy, type RunningProxy } from './server';
-
-const have = (cmd: string) => {
-  try {
-    execFileSync(cmd, ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 function runProxyIn(ns: Netns, args: string[]): Promise<{ code: number; stderr: string }> {
   return new Promise((resolve) => {
@@ -35,7 +26,7 @@ describe('proxy app', function () {
   this.timeout(60_000);
   let ns: Netns;
   before(function () {
-    if (!netnsAvailable() || !have('nft') || !have('iptables-restore')) this.skip();
+    if (!netnsAvailable() || !commandAvailable('nft') || !commandAvailable('iptables-restore')) this.skip();
     removeStaleNamespaces();
     ns = Netns.create('app');
   });

@@ -1,4 +1,5 @@
 // Running the real kubectl found on PATH against a tkube server.
+import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
 import { existsSync, realpathSync } from 'node:fs';
@@ -43,6 +44,13 @@ export function kubectl(
       child.stdin!.end(opts.input);
     }
   });
+}
+
+/** Runs kubectl and fails the test (with kubectl's stderr) unless it exits 0; returns its stdout. */
+export async function kubectlOk(kubeconfig: string, args: string[]): Promise<string> {
+  const r = await kubectl(kubeconfig, args);
+  assert.equal(r.code, 0, `kubectl ${args.join(' ')} failed: ${r.stderr}`);
+  return r.stdout;
 }
 
 /** Starts a long-running kubectl (get -w) and collects its output until stopped. */

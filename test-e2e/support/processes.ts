@@ -4,7 +4,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { DIST, freePort, startExecutable, waitForHTTP, type Proc } from '../../shared/cluster/process';
+import {
+  DIST,
+  freePort,
+  startExecutable,
+  waitForHTTP,
+  waitUntil,
+  type Proc,
+} from '../../shared/cluster/process';
 
 export { DIST, freePort, waitForHTTP, type Proc };
 export const REPO = resolve(DIST, '..');
@@ -70,4 +77,58 @@ export async function startAPIServerProcess(o: APIServerOptions = {}): Promise<A
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+export interface DnsProc extends Proc {
+  ports: { dns: number; health: number; ready: number; metrics: number };
+}
+
+/**
+ * The dns executable on 127.0.0.1, every port free and no upstream (nothing
+ * leaves the machine), once /ready answers 200; stopped by PID if it never does.
+ */
+export async function startDnsProcess(
+  kubeconfig: string,
+  logDir: string,
+  args: string[] = [],
+): Promise<DnsProc> {
+  const ports = {
+    dns: await freePort(),
+    health: await freePort(),
+    ready: await freePort(),
+    metrics: await freePort(),
+  };
+  const p = startProcess(
+    'dns',
+    [
+      '--kubeconfig',
+      kubeconfig,
+      '--dns-bind-address',
+      '127.0.0.1',
+      '--dns-port',
+      String(ports.dns),
+      '--health-port',
+      String(ports.health),
+      '--ready-port',
+      String(ports.ready),
+      '--metrics-bind-address',
+      `127.0.0.1:${ports.metrics}`,
+      '--upstream',
+      'none',
+      ...args,
+    ],
+    logDir,
+  );
+  try {
+    await waitUntil(
+      async () => (await fetch(`http://127.0.0.1:${ports.ready}/ready`)).status === 200,
+      30_000,
+      '/ready',
+      p.exited,
+    );
+  } catch (err) {
+    await p.stop('SIGKILL');
+    throw new Error(`${(err as Error).message}; see ${p.logFile}`, { cause: err });
+  }
+  return { ...p, ports };
 }

@@ -98,28 +98,23 @@ async function syncUnboundClaim(b: PersistentVolumeBinder, pvc: Obj): Promise<vo
   );
 }
 
+/** A bound claim whose volume is gone becomes Lost, with a ClaimLost warning saying how. */
+async function claimLost(b: PersistentVolumeBinder, pvc: Obj, message: string): Promise<void> {
+  await b.writes.updateClaimStatusWithEvent(pvc, 'Lost', undefined, 'Warning', 'ClaimLost', message);
+}
+
 async function syncBoundClaim(b: PersistentVolumeBinder, pvc: Obj): Promise<void> {
   if (!pvc.spec?.volumeName) {
-    await b.writes.updateClaimStatusWithEvent(
+    await claimLost(
+      b,
       pvc,
-      'Lost',
-      undefined,
-      'Warning',
-      'ClaimLost',
       'Bound claim has lost reference to PersistentVolume. Data on the volume is lost!',
     );
     return;
   }
   const pv = b.volume(pvc.spec.volumeName);
   if (!pv) {
-    await b.writes.updateClaimStatusWithEvent(
-      pvc,
-      'Lost',
-      undefined,
-      'Warning',
-      'ClaimLost',
-      'Bound claim has lost its PersistentVolume. Data on the volume is lost!',
-    );
+    await claimLost(b, pvc, 'Bound claim has lost its PersistentVolume. Data on the volume is lost!');
     return;
   }
   if (!pv.spec?.claimRef || pv.spec.claimRef.uid === pvc.metadata.uid) {

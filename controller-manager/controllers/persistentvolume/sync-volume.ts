@@ -112,16 +112,22 @@ async function reclaimVolume(b: PersistentVolumeBinder, pv: Obj): Promise<void> 
   }
 }
 
-/** Recycle (deprecated) needs a recycler plugin; tkube has none, so the volume fails as Kubernetes' does without one. */
-async function recycleVolume(b: PersistentVolumeBinder, pv: Obj): Promise<void> {
+/** The apiserver's copy of a volume about to be reclaimed, if it is still there and still released (the cache may be stale). */
+async function stillReleased(b: PersistentVolumeBinder, pv: Obj): Promise<Obj | undefined> {
   let fresh: Obj;
   try {
     fresh = await b.writes.getVolume(pv.metadata.name!);
   } catch (err) {
-    if (isNotFound(err)) return;
+    if (isNotFound(err)) return undefined;
     throw err;
   }
-  if (!isVolumeReleased(b, fresh)) return;
+  return isVolumeReleased(b, fresh) ? fresh : undefined;
+}
+
+/** Recycle (deprecated) needs a recycler plugin; tkube has none, so the volume fails as Kubernetes' does without one. */
+async function recycleVolume(b: PersistentVolumeBinder, pv: Obj): Promise<void> {
+  const fresh = await stillReleased(b, pv);
+  if (!fresh) return;
   await b.writes.updateVolumePhaseWithEvent(
     fresh,
     'Failed',
@@ -137,14 +143,8 @@ async function recycleVolume(b: PersistentVolumeBinder, pv: Obj): Promise<void> 
  * here to clean up (tkube has no in-tree deleters), so its PV object is deleted.
  */
 async function deleteVolume(b: PersistentVolumeBinder, pv: Obj): Promise<void> {
-  let fresh: Obj;
-  try {
-    fresh = await b.writes.getVolume(pv.metadata.name!);
-  } catch (err) {
-    if (isNotFound(err)) return;
-    throw err;
-  }
-  if (!isVolumeReleased(b, fresh)) return;
+  const fresh = await stillReleased(b, pv);
+  if (!fresh) return;
   const provisionedBy = fresh.metadata.annotations?.[ANN_DYNAMICALLY_PROVISIONED];
   if (provisionedBy && !provisionedBy.startsWith('kubernetes.io/')) return;
   if (fresh.metadata.deletionTimestamp) return;
