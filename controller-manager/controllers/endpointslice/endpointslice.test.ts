@@ -187,25 +187,34 @@ describe('controllers/endpoint and endpointslice', function () {
       });
       await env.setPodRunning(p, true);
     }
-    await services().create({
-      metadata: { name: 'calm' },
-      spec: { selector: { app: 'calm' }, ports: [{ port: 80, protocol: 'TCP', targetPort: 8080 }] },
-    });
-    const settled = await waitFor('3 endpoints in slices and Endpoints', async () => {
-      const s = await slicesOf('calm');
-      const ep = await endpointsOf('calm');
-      return s.reduce((k, x) => k + (x.endpoints?.length ?? 0), 0) === 3 &&
-        ep.subsets?.[0]?.addresses?.length === 3
-        ? s
-        : undefined;
-    });
+    // Eight Services over the same pods, two slices each (at most 2 endpoints a slice): whichever
+    // order the slices' random names fall in, a settled slice keeps its endpoints.
+    const names = Array.from({ length: 8 }, (_, i) => `calm-svc-${i}`);
+    for (const n of names)
+      await services().create({
+        metadata: { name: n },
+        spec: { selector: { app: 'calm' }, ports: [{ port: 80, protocol: 'TCP', targetPort: 8080 }] },
+      });
     const seen = (s: KubeObject[]) => s.map((x) => `${x.metadata.name}@${x.metadata.resourceVersion}`).sort();
-    const before = seen(settled);
-    const endpointsRV = (await endpointsOf('calm')).metadata.resourceVersion;
-    // A resync of the Service (an annotation the slices do not carry) must not write either.
-    await services().patch('calm', { metadata: { annotations: { note: 'resync' } } }, 'merge');
+    const settle = async (n: string) => {
+      const slices = await waitFor(`3 endpoints in slices and Endpoints of ${n}`, async () => {
+        const s = await slicesOf(n);
+        const ep = await endpointsOf(n);
+        return s.reduce((k, x) => k + (x.endpoints?.length ?? 0), 0) === 3 &&
+          ep.subsets?.[0]?.addresses?.length === 3
+          ? s
+          : undefined;
+      });
+      return { slices: seen(slices), endpoints: (await endpointsOf(n)).metadata.resourceVersion };
+    };
+    const before = await Promise.all(names.map(settle));
+    // A resync of each Service (an annotation the slices do not carry) must not write either.
+    for (const n of names)
+      await services().patch(n, { metadata: { annotations: { note: 'resync' } } }, 'merge');
     await new Promise((r) => setTimeout(r, 2000));
-    assert.deepEqual(seen(await slicesOf('calm')), before);
-    assert.equal((await endpointsOf('calm')).metadata.resourceVersion, endpointsRV);
+    for (const [i, n] of names.entries()) {
+      assert.deepEqual(seen(await slicesOf(n)), before[i].slices, n);
+      assert.equal((await endpointsOf(n)).metadata.resourceVersion, before[i].endpoints, n);
+    }
   });
 });

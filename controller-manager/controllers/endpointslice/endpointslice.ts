@@ -33,6 +33,13 @@ const ZONE_LABEL = 'topology.kubernetes.io/zone';
 /** Writes the cache has not shown yet are waited for at most this long. */
 const TRACK_TIMEOUT_MS = 10_000;
 
+/** A slice's endpoints after placement: an existing slice (or a new one), or one to remove. */
+interface Placement {
+  slice?: Obj;
+  endpoints: any[];
+  remove?: boolean;
+}
+
 interface Group {
   addressType: string;
   ports: any[];
@@ -149,44 +156,42 @@ export class EndpointSliceController extends ServicePodController {
     labels[SERVICE_NAME_LABEL] = name;
     labels[MANAGED_BY_LABEL] = CONTROLLER_NAME;
 
-    // Chunk each group; reuse existing slices of the same address type and ports.
-    const wanted: { addressType: string; ports: any[]; endpoints: any[] }[] = [];
-    for (const g of groups) {
-      for (let i = 0; i < g.endpoints.length; i += this.maxPerSlice)
-        wanted.push({
-          addressType: g.addressType,
-          ports: g.ports,
-          endpoints: g.endpoints.slice(i, i + this.maxPerSlice),
-        });
-    }
-    if (!wanted.length) {
-      // A placeholder: no endpoints, no ports.
-      wanted.push({ addressType: serviceFamilies(svc)[0], ports: [], endpoints: [] });
-    }
     const pool = new Map<string, Obj[]>();
     for (const s of [...existing].sort((a, b) => (a.metadata.name! < b.metadata.name! ? -1 : 1))) {
       const k = `${s.addressType}|${portsKey(s.ports ?? [])}`;
       if (!pool.has(k)) pool.set(k, []);
       pool.get(k)!.push(s);
     }
+    // A placeholder (no endpoints, no ports) when nothing is selected.
+    if (!groups.length) groups.push({ addressType: serviceFamilies(svc)[0], ports: [], endpoints: [] });
     const rc = this.client.namespace(ns);
-    for (const w of wanted) {
-      const k = `${w.addressType}|${portsKey(w.ports)}`;
-      const reuse = pool.get(k)?.shift();
-      const body: Obj = {
-        apiVersion: 'discovery.k8s.io/v1',
-        kind: 'EndpointSlice',
-        metadata: reuse
-          ? { ...jsonClone(reuse.metadata), labels }
-          : { generateName: `${name}-`, namespace: ns, labels, ownerReferences: [ref] },
-        addressType: w.addressType,
-        endpoints: w.endpoints,
-        ports: w.ports,
-      };
-      if (reuse) {
+    for (const g of groups) {
+      const k = `${g.addressType}|${portsKey(g.ports)}`;
+      const placed = this.place(g.endpoints, pool.get(k) ?? []);
+      pool.delete(k);
+      for (const { slice: reuse, endpoints, remove } of placed) {
+        const body: Obj = {
+          apiVersion: 'discovery.k8s.io/v1',
+          kind: 'EndpointSlice',
+          metadata: reuse
+            ? { ...jsonClone(reuse.metadata), labels }
+            : { generateName: `${name}-`, namespace: ns, labels, ownerReferences: [ref] },
+          addressType: g.addressType,
+          endpoints,
+          ports: g.ports,
+        };
+        if (!reuse) {
+          const created = await rc.create(body);
+          this.track(key, created.metadata.name!, created.metadata.resourceVersion!);
+          continue;
+        }
+        if (remove) {
+          await this.remove(key, reuse);
+          continue;
+        }
         const same =
-          jsonEqual(reuse.endpoints ?? [], w.endpoints) &&
-          jsonEqual(reuse.ports ?? [], w.ports) &&
+          jsonEqual(reuse.endpoints ?? [], endpoints) &&
+          jsonEqual(reuse.ports ?? [], g.ports) &&
           jsonEqual(reuse.metadata.labels ?? {}, labels) &&
           (reuse.metadata.ownerReferences ?? []).some((r) => r.uid === svc.metadata.uid);
         if (same) continue;
@@ -198,12 +203,38 @@ export class EndpointSliceController extends ServicePodController {
         } catch (err) {
           if (!isNotFound(err)) throw err;
         }
-      } else {
-        const created = await rc.create(body);
-        this.track(key, created.metadata.name!, created.metadata.resourceVersion!);
       }
     }
     for (const left of pool.values()) for (const s of left) await this.remove(key, s);
+  }
+
+  /**
+   * Where each endpoint of a group goes (the reconciler's placement): an endpoint stays in the slice
+   * that holds it, new ones fill slices with room, then new slices; so settled slices are never
+   * reshuffled, whatever their names. Slices left empty are removed, but for the one a group
+   * without endpoints keeps (its placeholder).
+   */
+  private place(endpoints: any[], slices: Obj[]): Placement[] {
+    const id = (e: any) => `${e.targetRef?.uid ?? ''}|${(e.addresses ?? []).join(',')}`;
+    const wanted = new Map(endpoints.map((e) => [id(e), e]));
+    const placed: Placement[] = slices.map((slice) => {
+      const kept: any[] = [];
+      for (const e of slice.endpoints ?? []) {
+        const w = wanted.get(id(e));
+        if (!w || kept.length >= this.maxPerSlice) continue;
+        kept.push(w);
+        wanted.delete(id(e));
+      }
+      return { slice, endpoints: kept };
+    });
+    const rest = [...wanted.values()];
+    for (const p of placed)
+      while (p.endpoints.length < this.maxPerSlice && rest.length) p.endpoints.push(rest.shift());
+    for (let i = 0; i < rest.length; i += this.maxPerSlice)
+      placed.push({ endpoints: rest.slice(i, i + this.maxPerSlice) });
+    if (!placed.length) placed.push({ endpoints: [] });
+    placed.forEach((p, i) => (p.remove = !p.endpoints.length && (endpoints.length > 0 || i > 0)));
+    return placed;
   }
 
   private async remove(key: string, s: Obj): Promise<void> {
