@@ -110,7 +110,9 @@ describe('apiserver restarts', function () {
       }
     };
     const writers = Array.from({ length: 16 }, (_, w) => writer(w));
-    await new Promise((r) => setTimeout(r, 1500));
+    // Killed once writes are under way (a count, not a time: a slow machine acknowledges fewer a second).
+    for (let t = Date.now(); acknowledged.size <= 50 && Date.now() - t < 30_000;)
+      await new Promise((r) => setTimeout(r, 20));
     first.child.kill('SIGKILL');
     stop = true;
     await Promise.all(writers);

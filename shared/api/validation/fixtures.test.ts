@@ -34,16 +34,15 @@ describe('valid fixtures of common kinds', () => {
 describe('lazy schema compilation', () => {
   it('compiles nothing at import and only the validated kind on first use', () => {
     const script = `
-      const t0 = process.hrtime.bigint();
       const v = require(${JSON.stringify(require.resolve('./index'))});
-      const importMs = Number(process.hrtime.bigint() - t0) / 1e6;
+      const ajvAtImport = Object.keys(require.cache).some((f) => /node_modules[\\/]ajv[\\/]/.test(f));
       const before = v.compiledDefinitions().length;
       v.validateObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: 'b' } });
       const after = v.compiledDefinitions();
       v.validateObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'b' } });
-      console.log(JSON.stringify({ importMs, before, after, again: v.compiledDefinitions().length }));`;
+      console.log(JSON.stringify({ ajvAtImport, before, after, again: v.compiledDefinitions().length }));`;
     const out = JSON.parse(execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' })) as {
-      importMs: number;
+      ajvAtImport: boolean;
       before: number;
       after: string[];
       again: number;
@@ -51,7 +50,7 @@ describe('lazy schema compilation', () => {
     assert.equal(out.before, 0);
     assert.deepEqual(out.after, ['io.k8s.api.core.v1.ConfigMap']);
     assert.equal(out.again, 1);
-    // Import must stay cheap: ajv and the facts load on first use.
-    assert.ok(out.importMs < 100, `import took ${out.importMs} ms`);
+    // Import must stay cheap: ajv and the facts load on first use (a module count, not a time).
+    assert.equal(out.ajvAtImport, false, 'ajv was loaded at import');
   });
 });
