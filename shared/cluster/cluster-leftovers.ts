@@ -15,7 +15,7 @@ import { killProcessesUnder, mountsUnder, unmountUnder, type HostProcess } from 
 function ownedDirs(dataDir: string) {
   const d = (name: string) => join(dataDir, name);
   return {
-    processes: [d('apiserver'), d('controller-manager'), d('metrics-server'), d('nodes')],
+    processes: [d('apiserver'), d('controller-manager'), d('metrics-server'), d('nodes'), d('registry')],
     mounts: d('nodes'),
   };
 }

@@ -24,6 +24,7 @@ import { parse as parseYAML } from 'yaml';
 import { CriClient } from '../cri/client';
 import { killProcessesUnder, unmountUnder, type HostProcess } from './leftovers';
 import { findOnPath, procOf, type Proc } from './process';
+import { removeIdlePortmapChains } from './portmap';
 import { SupervisedProc, type SupervisorOptions } from './supervisor';
 
 export const SANDBOX_IMAGE = 'registry.k8s.io/pause:3.10';
@@ -323,10 +324,11 @@ export function bridgeExists(dataDir: string): boolean {
   return existsSync(`/sys/class/net/${bridgeName(dataDir)}`);
 }
 
-/** What a stopped containerd leaves on the host: its bridge, and mounts under its data dir. */
+/** What a stopped containerd leaves on the host: its bridge, mounts under its data dir, idle portmap chains. */
 export function cleanUpHost(dataDir: string): void {
   quietly('ip', ['link', 'delete', bridgeName(dataDir)]);
   unmountUnder(dataDir);
+  removeIdlePortmapChains();
 }
 
 export { unmountUnder };

@@ -59,6 +59,7 @@ function kindOf(argv: string[]): ProcessKind | undefined {
   const exe = basename(argv[0] ?? '');
   if (exe.startsWith('containerd-shim')) return 'shim';
   if (exe === 'containerd') return 'containerd';
+  if (exe === 'docker-registry') return 'component'; // the cluster's image registry
   // node [V8 flags] .../dist/cmd/<executable>.js ...
   if (argv.slice(0, 4).some((a) => /\/cmd\/[\w-]+\.js$/.test(a))) return 'component';
   return undefined;
