@@ -25,3 +25,13 @@ export const defaultNodePorts = (i: number): NodePorts => ({
   readOnlyPort: 10255 + 100 * i,
   healthzPort: 10248 + 100 * i,
 });
+
+/**
+ * The host's address on a pod CIDR's bridge (the CNI bridge plugin's gateway: the
+ * CIDR's first address), where the node's pods reach the host.
+ */
+export function podCIDRGateway(cidr: string): string {
+  const [base] = cidr.split('/');
+  const n = base.split('.').reduce((v, o) => v * 256 + Number(o), 0) + 1;
+  return [24, 16, 8, 0].map((s) => Math.floor(n / 2 ** s) % 256).join('.');
+}
