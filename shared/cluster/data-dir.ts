@@ -19,6 +19,10 @@ export function clusterPaths(dataDir: string) {
     // The scheduler runs inside the controller manager, but as kube-scheduler's own user.
     schedulerKubeconfig: join(dataDir, 'controller-manager', 'scheduler.kubeconfig'),
     metricsServerKubeconfig: join(dataDir, 'metrics-server', 'kubeconfig'),
+    /** The service proxy's kubeconfig (system:kube-proxy). */
+    proxyKubeconfig: join(dataDir, 'proxy', 'kubeconfig'),
+    /** Host settings the cluster changed (sysctls), with their values before, to restore. */
+    hostSettings: join(dataDir, 'host-settings.json'),
     images: join(dataDir, 'images'),
     registry: join(dataDir, 'registry'),
     /** A node agent's root dir (by node name, or SIMULATED_NODES): its kubeconfig, pki, containerd. */
