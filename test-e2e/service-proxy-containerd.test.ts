@@ -1,8 +1,8 @@
 // Services on a two-node containerd cluster as `tkube up` runs it (a service
 // proxy per node, each in a table of its own, on this one kernel): a ClusterIP
 // from a pod on each node balanced over backends on both nodes, NodePorts from
-// a pod and from the host, ClientIP affinity, a Service without endpoints that
-// refuses at once, a scale-down followed, pod to pod across nodes, kubectl in a
+// a pod and from the host, ClientIP affinity, internalTrafficPolicy Local decided
+// per node, a Service without endpoints that refuses at once, a scale-down followed, pod to pod across nodes, kubectl in a
 // pod with its own service account, EndpointSlices that stay put, and nothing
 // of it left in the kernel after down().
 // Network: the cluster's Service CIDR is a block of 198.18.0.0/15 of this process
@@ -177,6 +177,7 @@ describe('services on a two-node containerd cluster with its service proxies', f
       service('web', { selector: { app: 'web' }, type: 'NodePort' }),
       service('sticky', { selector: { app: 'web' }, sessionAffinity: 'ClientIP' }),
       service('empty', { selector: { app: 'nothing' } }),
+      service('local', { selector: { app: 'web' }, internalTrafficPolicy: 'Local' }),
       client('client-1', 0),
       client('client-2', 1),
       viewer,
@@ -257,6 +258,18 @@ describe('services on a two-node containerd cluster with its service proxies', f
       const answers = await gets(from, `http://${ip}/`, 12);
       assert.equal(new Set(answers).size, 1, `${from}: ${answers}`);
       assert.match(answers[0], /^web-[12]-/);
+    }
+  });
+
+  // Each node's proxy decides for its own pods: a Local policy keeps each client on its own node.
+  it("keeps internalTrafficPolicy Local on each client's own node", async () => {
+    const ip = await clusterIP('local');
+    for (const [i, from] of ['client-1', 'client-2'].entries()) {
+      const answers = await gets(from, `http://${ip}/`, 12);
+      assert.ok(
+        answers.every((a) => a.startsWith(`web-${i + 1}-`)),
+        `${from}: ${answers}`,
+      );
     }
   });
 
