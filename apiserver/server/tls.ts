@@ -31,6 +31,12 @@ export interface TLSOptions {
   /** Names and IPs the generated serving certificate must cover. */
   dnsNames: string[];
   ips: string[];
+  /**
+   * The IPs a kept certificate must still cover, else a new one is made: the `kubernetes`
+   * Service's ClusterIP and the advertise address (a new --service-cluster-ip-range or
+   * address on a reused --cert-dir); the host's other addresses come and go. Default 127.0.0.1.
+   */
+  requiredIPs?: string[];
 }
 
 export function localAddresses(): string[] {
@@ -44,7 +50,7 @@ export function localAddresses(): string[] {
 export function defaultServingNames(
   serviceIP: string | undefined,
   extraIPs: string[],
-): { dnsNames: string[]; ips: string[] } {
+): { dnsNames: string[]; ips: string[]; requiredIPs: string[] } {
   const dnsNames = [
     'localhost',
     hostname(),
@@ -56,7 +62,8 @@ export function defaultServingNames(
   const ips = [
     ...new Set(['127.0.0.1', '::1', ...(serviceIP ? [serviceIP] : []), ...localAddresses(), ...extraIPs]),
   ];
-  return { dnsNames, ips };
+  const requiredIPs = [...new Set(['127.0.0.1', ...(serviceIP ? [serviceIP] : []), ...extraIPs])];
+  return { dnsNames, ips, requiredIPs };
 }
 
 export async function setupServingTLS(o: TLSOptions): Promise<ServingTLS> {
@@ -74,7 +81,7 @@ export async function setupServingTLS(o: TLSOptions): Promise<ServingTLS> {
   let serving = await loadOrCreate(o.certDir, 'apiserver', () =>
     createServingCert(ca, 'kube-apiserver', { dnsNames: o.dnsNames, ips: o.ips }),
   );
-  if (!certCovers(serving.certPem, o.dnsNames.slice(0, 1), ['127.0.0.1'])) {
+  if (!certCovers(serving.certPem, o.dnsNames, o.requiredIPs ?? ['127.0.0.1'])) {
     const { writeFileSync } = await import('node:fs');
     const fresh = await createServingCert(ca, 'kube-apiserver', { dnsNames: o.dnsNames, ips: o.ips });
     writeFileSync(serving.keyFile, fresh.keyPem, { mode: 0o600 });
