@@ -10,6 +10,7 @@
 import { execFileSync } from 'node:child_process';
 import type { ClusterPaths } from './data-dir';
 import { executableArgs, findOnPath, freePort, waitUntil, type Proc } from './process';
+import { routeThroughBridge, routeUnreachableAgain } from './service-route';
 
 /** The defaults of the proxy's own table and chain prefix (a named cluster passes its own). */
 export const DEFAULT_PROXY_TABLE = 'tkube-proxy';
@@ -129,41 +130,87 @@ export interface ServiceProxiesOptions {
   nodeIP(i: number): string;
   podCIDR(i: number): string;
   serviceCIDR: string;
-  rules: ProxyRuleNames;
+  /** The cluster's names; node i's are derived (nodeProxyRules). */
+  rules?: ProxyRuleNames;
   extra?: (i: number) => string[];
-  timeoutMs: number;
   /** Starts a component under the cluster's supervision (LocalCluster's start). */
   start(executable: string, args: string[], logName: string): Proc;
 }
 
-/** One proxy per node, each waited for until it programmed the kernel once; the mode they chose. */
-export async function startServiceProxies(o: ServiceProxiesOptions): Promise<string> {
-  const clusterCIDRs = Array.from({ length: o.nodes }, (_, i) => o.podCIDR(i));
-  const started: { proc: Proc; metricsPort: number }[] = [];
-  for (let i = 0; i < o.nodes; i++) {
-    const ports = await proxyPorts();
-    const flags = nodeProxyFlags({
-      paths: o.paths,
-      nodeName: o.nodeName(i),
-      nodeIP: o.nodeIP(i),
-      podCIDR: o.podCIDR(i),
-      clusterCIDRs,
-      serviceCIDR: o.serviceCIDR,
-      rules: nodeProxyRules(o.rules, i),
-      ...ports,
-      extra: o.extra?.(i),
-    });
-    started.push({ proc: o.start('proxy', flags, `proxy-${o.nodeName(i)}`), metricsPort: ports.metricsPort });
+export type ServiceProxyStatus = { mode: string; routedThrough?: string } | { why: string };
+
+/**
+ * A local cluster's proxies, one per containerd node: started, the Service CIDR routed through
+ * the first node's bridge once they programmed the kernel, and their rules removed.
+ */
+export class ClusterServiceProxies {
+  /** The mode they chose, or why none runs; undefined before start(). */
+  status: ServiceProxyStatus | undefined;
+
+  constructor(private readonly o: ServiceProxiesOptions) {}
+
+  /** Every node's table and chain prefix. */
+  get rules(): ProxyRuleNames[] {
+    const names = this.o.rules ?? { table: DEFAULT_PROXY_TABLE, chainPrefix: DEFAULT_PROXY_CHAIN_PREFIX };
+    return Array.from({ length: this.o.nodes }, (_, i) => nodeProxyRules(names, i));
   }
-  const modes = new Set<string>();
-  for (const [i, s] of started.entries())
-    modes.add(
-      await waitUntil(
-        () => syncedProxyMode(s.metricsPort),
-        o.timeoutMs,
-        `the service proxy of ${o.nodeName(i)} programming the kernel`,
-        s.proc.exited,
-      ),
-    );
-  return [...modes].join(', ');
+
+  /** The bridge the Service CIDR is routed through while they run. */
+  get routedThrough(): string | undefined {
+    return this.status && 'mode' in this.status ? this.status.routedThrough : undefined;
+  }
+
+  /**
+   * Starts them and waits until each programmed the kernel once; then the CIDRs routed
+   * unreachable go through `bridge` (node 1's) with its gateway as source (service-route.ts).
+   */
+  async start(timeoutMs: number, unreachable: string[], bridge: string): Promise<ServiceProxyStatus> {
+    const why = serviceProxyUnavailable();
+    if (why) return (this.status = { why });
+    const o = this.o;
+    const clusterCIDRs = Array.from({ length: o.nodes }, (_, i) => o.podCIDR(i));
+    const started: { proc: Proc; metricsPort: number }[] = [];
+    for (const [i, rules] of this.rules.entries()) {
+      const ports = await proxyPorts();
+      const flags = nodeProxyFlags({
+        paths: o.paths,
+        nodeName: o.nodeName(i),
+        nodeIP: o.nodeIP(i),
+        podCIDR: o.podCIDR(i),
+        clusterCIDRs,
+        serviceCIDR: o.serviceCIDR,
+        rules,
+        ...ports,
+        extra: o.extra?.(i),
+      });
+      started.push({
+        proc: o.start('proxy', flags, `proxy-${o.nodeName(i)}`),
+        metricsPort: ports.metricsPort,
+      });
+    }
+    const modes = new Set<string>();
+    for (const [i, s] of started.entries())
+      modes.add(
+        await waitUntil(
+          () => syncedProxyMode(s.metricsPort),
+          timeoutMs,
+          `the service proxy of ${o.nodeName(i)} programming the kernel`,
+          s.proc.exited,
+        ),
+      );
+    const routed = routeThroughBridge(unreachable, bridge, o.nodeIP(0));
+    return (this.status = { mode: [...modes].join(', '), routedThrough: routed.length ? bridge : undefined });
+  }
+
+  /** First thing on a stop: the CIDRs unreachable again before the rules and the bridge go. */
+  unroute(unreachable: string[]): void {
+    const bridge = this.routedThrough;
+    if (bridge) routeUnreachableAgain(unreachable, bridge);
+  }
+
+  /** Every node's rules, once no proxy runs (kube-proxy leaves them when it exits; a crash too). */
+  removeRules(): void {
+    if (serviceProxyUnavailable()) return;
+    for (const rules of this.rules) cleanupProxyRules(rules);
+  }
 }

@@ -6,41 +6,32 @@
 // and the e2e tests. This class keeps the order of up and down; the command
 // lines are in component-flags.ts, the credentials in cluster-credentials.ts,
 // the record for `tkube down` in cluster-state.ts.
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { Client } from '../client/client';
 import { loadKubeconfig } from '../client/kubeconfig';
+import { startNodeContainerds } from './cluster-containerds';
 import {
   writeClusterCredentials,
   writeMetricsServerCredentials,
   writeProxyCredentials,
 } from './cluster-credentials';
 import { removeClusterLeftovers } from './cluster-leftovers';
-import {
-  cleanupProxyRules,
-  DEFAULT_PROXY_CHAIN_PREFIX,
-  DEFAULT_PROXY_TABLE,
-  nodeProxyRules,
-  serviceProxyUnavailable,
-  startServiceProxies,
-  type ProxyRuleNames,
-} from './cluster-proxy';
+import { ClusterServiceProxies, type ServiceProxyStatus } from './cluster-proxy';
 import type { LocalClusterOptions, NodePorts } from './cluster-options';
 import { writeClusterState } from './cluster-state';
 import {
   apiserverFlags,
-  containerdRuntimeFlags,
   controllerManagerFlags,
   metricsServerFlags,
   nodeAgentFlags,
   simulatedNodesFlags,
 } from './component-flags';
-import { startContainerd, type RunningContainerd } from './containerd';
+import type { RunningContainerd } from './containerd';
 import { clusterPaths, type ClusterPaths } from './data-dir';
 import { frontProxyFlags } from './front-proxy';
+import { restoreHostSettings } from './host-forwarding';
 import { ensureMetricsServerRBAC } from './metrics-server-rbac';
-import { allowPodForwarding, restoreHostSettings } from './host-forwarding';
 import {
   defaultNodePorts,
   nodeAddress,
@@ -50,7 +41,6 @@ import {
   SIMULATED_NODES,
 } from './node-addresses';
 import {
-  DIST,
   getWithKubeconfig,
   startExecutable,
   unverifiedStatus,
@@ -58,14 +48,7 @@ import {
   waitUntil,
   type Proc,
 } from './process';
-import { startRegistry } from './registry';
-import {
-  installUnreachableRoutes,
-  removeUnreachableRoutes,
-  routeThroughBridge,
-  routeUnreachableAgain,
-  type RouteResult,
-} from './service-route';
+import { installUnreachableRoutes, removeUnreachableRoutes, type RouteResult } from './service-route';
 import { SupervisedProc, type SupervisorOptions } from './supervisor';
 
 // Where the benchmarks and e2e tests have always imported these from.
@@ -85,7 +68,11 @@ export class LocalCluster {
   /** What up() did about the service CIDR's unreachable route (undefined: not asked to). */
   serviceRoute: RouteResult | undefined;
   /** The service proxy: the mode its proxies chose, or why none runs (undefined: not asked for). */
-  serviceProxy: { mode: string; routedThrough?: string } | { why: string } | undefined;
+  get serviceProxy(): ServiceProxyStatus | undefined {
+    return this.proxies?.status;
+  }
+  /** The service proxies, when asked for with containerd nodes. */
+  private readonly proxies: ClusterServiceProxies | undefined;
   /** What up() changed on the host for pods' forwarding (undone by down()). */
   hostChanges: string[] = [];
   private stopping = false;
@@ -97,6 +84,18 @@ export class LocalCluster {
     this.kubeconfig = this.paths.kubeconfig;
     this.logDir = this.paths.logDir;
     this.certDir = this.paths.certDir;
+    if (o.serviceProxy && this.containerdNodes > 0)
+      this.proxies = new ClusterServiceProxies({
+        paths: this.paths,
+        nodes: this.containerdNodes,
+        nodeName,
+        nodeIP: (i) => this.nodeAddress(i),
+        podCIDR: (i) => this.podCIDR(i),
+        serviceCIDR: this.serviceCIDR,
+        rules: o.proxyRules,
+        extra: o.proxyArgs,
+        start: (executable, args, logName) => this.start(executable, args, logName),
+      });
   }
 
   private podCIDR(i: number): string {
@@ -114,19 +113,6 @@ export class LocalCluster {
   /** Node i's InternalIP: a containerd node's bridge gateway, else a loopback address of its own. */
   nodeAddress(i: number): string {
     return nodeAddress(i, this.podCIDR(i), this.o.runtime === 'containerd');
-  }
-
-  /** Whether up() runs service proxies (asked for, containerd nodes), and why not when it cannot. */
-  private get proxyWanted(): boolean {
-    return !!this.o.serviceProxy && this.containerdNodes > 0;
-  }
-
-  private proxyRules(i: number): ProxyRuleNames {
-    const names = this.o.proxyRules ?? {
-      table: DEFAULT_PROXY_TABLE,
-      chainPrefix: DEFAULT_PROXY_CHAIN_PREFIX,
-    };
-    return nodeProxyRules(names, i);
   }
 
   get apiserverPort(): number {
@@ -208,7 +194,7 @@ export class LocalCluster {
       simulated,
       controllerManager,
     });
-    if (this.proxyWanted) await writeProxyCredentials(this.paths, this.server);
+    if (this.proxies) await writeProxyCredentials(this.paths, this.server);
     progress('credentials', 'done');
 
     if (controllerManager) {
@@ -235,7 +221,7 @@ export class LocalCluster {
       if (simulated) await this.startSimulatedNodes(nodes, timeout);
       else await this.startNodeAgents(nodes, timeout, runtimeArgs);
       progress('nodes', 'done', `${nodes}${simulated ? ' simulated' : ''}`);
-      if (this.proxyWanted) await this.startServiceProxies(timeout);
+      if (this.proxies) await this.startServiceProxies(timeout);
       if (o.metricsServer !== false) await this.startMetricsServer(timeout);
     }
     this.saveState();
@@ -243,82 +229,43 @@ export class LocalCluster {
     progress('ready', 'done');
   }
 
-  /** The offline images built once, then a containerd per node with them imported; the agents' runtime flags. */
+  /** The offline images, the registry and a containerd per node (cluster-containerds.ts); the agents' runtime flags. */
   private async startContainerds(nodes: number): Promise<string[][]> {
     const progress = this.o.progress ?? (() => {});
     progress('images', 'start');
-    const imagesDir = this.paths.images;
-    execFileSync('bash', [join(DIST, '..', 'scripts', 'build-images.sh'), imagesDir], { stdio: 'pipe' });
-    const registry = await startRegistry({
-      dataDir: this.paths.registry,
-      port: this.o.registryPort ?? 5000,
-      imagesDir,
+    const r = await startNodeContainerds({
+      paths: this.paths,
+      dataDir: this.dataDir,
+      nodes,
+      podCIDR: (i) => this.podCIDR(i),
+      serviceCIDR: this.serviceCIDR,
+      registryPort: this.o.registryPort,
+      registriesFile: this.o.registriesFile,
+      upstreamRegistries: this.o.upstreamRegistries,
       detached: this.o.detached,
+      supervise: this.supervision(),
+      started: (p) => ('endpoint' in p ? this.containerds.push(p) : this.procs.push(p)),
     });
-    this.procs.push(registry.proc);
-    const mirror = { endpoint: registry.endpoint, mirrorOnly: !this.o.upstreamRegistries };
-    const args: string[][] = [];
-    for (let i = 0; i < nodes; i++) {
-      const ctd = await startContainerd({
-        dataDir: join(this.paths.nodeDir(nodeName(i)), 'containerd'),
-        podCIDR: this.podCIDR(i),
-        // The other nodes' pods and the Service CIDR through the host (its proxies), nothing else.
-        routes: [
-          ...new Set([
-            ...Array.from({ length: nodes }, (_, j) => this.podCIDR(j)),
-            ...this.serviceCIDR.split(','),
-          ]),
-        ].filter((c) => c !== this.podCIDR(i)),
-        imagesDir,
-        registriesFile: this.o.registriesFile,
-        mirror,
-        detached: this.o.detached,
-        supervise: this.supervision(),
-      });
-      this.containerds.push(ctd);
-      args.push(containerdRuntimeFlags(i, ctd.endpoint, registry.endpoint));
-    }
-    // Pods of one node reach another's (and Services' endpoints there) through the host.
-    const podCIDRs = Array.from({ length: nodes }, (_, i) => this.podCIDR(i));
-    this.hostChanges = allowPodForwarding(this.paths.hostSettings, podCIDRs, `tkube pods of ${this.dataDir}`);
+    this.hostChanges = r.hostChanges;
     progress(
       'images',
       'done',
-      `busybox and pause on ${nodes} node(s) and in the registry on ${registry.host}`,
+      `busybox and pause on ${nodes} node(s) and in the registry on ${r.registryHost}`,
     );
-    return args;
+    return r.runtimeArgs;
   }
 
-  /**
-   * A service proxy per containerd node (cluster-proxy.ts), once they programmed the kernel the
-   * Service CIDR routed through the first node's bridge (ClusterIPs work from the host too).
-   */
+  /** A service proxy per containerd node (cluster-proxy.ts); the Service CIDR then routed through node 1's bridge. */
   private async startServiceProxies(timeout: number): Promise<void> {
-    const why = serviceProxyUnavailable();
-    if (why) {
-      this.serviceProxy = { why };
-      return;
-    }
     const progress = this.o.progress ?? (() => {});
-    const nodes = this.containerdNodes;
-    progress('service-proxy', 'start', `${nodes} node(s)`);
-    const mode = await startServiceProxies({
-      paths: this.paths,
-      nodes,
-      nodeName,
-      nodeIP: (i) => this.nodeAddress(i),
-      podCIDR: (i) => this.podCIDR(i),
-      serviceCIDR: this.serviceCIDR,
-      rules: this.o.proxyRules ?? { table: DEFAULT_PROXY_TABLE, chainPrefix: DEFAULT_PROXY_CHAIN_PREFIX },
-      extra: this.o.proxyArgs,
-      timeoutMs: timeout,
-      start: (executable, args, logName) => this.start(executable, args, logName),
-    });
-    const bridge = this.containerds[0].bridge;
-    const routed = routeThroughBridge(this.serviceRoute?.installed ?? [], bridge, this.nodeAddress(0));
-    this.serviceProxy = { mode, routedThrough: routed.length ? bridge : undefined };
+    progress('service-proxy', 'start', `${this.containerdNodes} node(s)`);
+    const status = await this.proxies!.start(
+      timeout,
+      this.serviceRoute?.installed ?? [],
+      this.containerds[0].bridge,
+    );
     this.saveState();
-    progress('service-proxy', 'done', mode);
+    progress('service-proxy', 'done', 'mode' in status ? status.mode : `none: ${status.why}`);
   }
 
   /** metrics-server with the RBAC it needs, registered through the aggregation layer as v1beta1.metrics.k8s.io. */
@@ -409,13 +356,8 @@ export class LocalCluster {
       kubeconfig: this.kubeconfig,
       server: this.server,
       unreachableRoutes: this.serviceRoute?.installed,
-      serviceRouteBridge:
-        this.serviceProxy && 'routedThrough' in this.serviceProxy
-          ? this.serviceProxy.routedThrough
-          : undefined,
-      proxyRules: this.proxyWanted
-        ? Array.from({ length: this.containerdNodes }, (_, i) => this.proxyRules(i))
-        : undefined,
+      serviceRouteBridge: this.proxies?.routedThrough,
+      proxyRules: this.proxies?.rules,
       hostSettings: this.paths.hostSettings,
     });
   }
@@ -435,7 +377,7 @@ export class LocalCluster {
    */
   async down(): Promise<void> {
     this.endSupervision();
-    this.unrouteServiceCIDR();
+    this.proxies?.unroute(this.serviceRoute?.installed ?? []);
     for (const p of [...this.procs].reverse()) await p.stop('SIGTERM', 20_000);
     this.procs.length = 0;
     await Promise.all(this.containerds.map((c) => c.stop()));
@@ -448,7 +390,7 @@ export class LocalCluster {
   /** The second Ctrl-C: no waiting for anything, everything of the data dir SIGKILLed and cleaned up. */
   async kill(): Promise<void> {
     this.endSupervision();
-    this.unrouteServiceCIDR();
+    this.proxies?.unroute(this.serviceRoute?.installed ?? []);
     await this.removeLeftovers(false);
     this.removeServiceRoute();
     this.procs.length = 0;
@@ -456,29 +398,16 @@ export class LocalCluster {
     rmSync(this.paths.stateFile, { force: true });
   }
 
-  /** The Service CIDR unreachable again before the proxies' rules and the bridge it is routed through go. */
-  private unrouteServiceCIDR(): void {
-    const p = this.serviceProxy;
-    if (p && 'routedThrough' in p && p.routedThrough)
-      routeUnreachableAgain(this.serviceRoute?.installed ?? [], p.routedThrough);
-  }
-
   private removeServiceRoute(): void {
     for (const cidr of this.serviceRoute?.installed ?? []) removeUnreachableRoutes(cidr);
     this.serviceRoute = undefined;
-  }
-
-  /** Every node proxy's rules (kube-proxy leaves them when it exits; a crash too). */
-  private removeProxyRules(): void {
-    if (!this.proxyWanted || serviceProxyUnavailable()) return;
-    for (let i = 0; i < this.containerdNodes; i++) cleanupProxyRules(this.proxyRules(i));
   }
 
   /** What runs or is mounted for this data dir, removed; before up() that is a crashed run's, reported. */
   private async removeLeftovers(report = true): Promise<void> {
     const removed = await removeClusterLeftovers(this.dataDir);
     // After the processes: nothing programs the kernel any more.
-    this.removeProxyRules();
+    this.proxies?.removeRules();
     const hostSettings = restoreHostSettings(this.paths.hostSettings);
     if (report && (removed || hostSettings))
       this.o.onLeftovers?.([removed, hostSettings].filter(Boolean).join(', '));
