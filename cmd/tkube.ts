@@ -120,7 +120,7 @@ const program = new Command('tkube').description(
 program
   .command('up')
   .description(
-    'start a local cluster: apiserver (embedded store or etcd), controller manager and node agents',
+    'start a local cluster: apiserver (embedded store or etcd), controller manager and node agents (on containerd: with a containerd and a service proxy per node)',
   )
   .option(
     '--data-dir <dir>',

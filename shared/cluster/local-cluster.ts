@@ -380,6 +380,9 @@ export class LocalCluster {
     this.proxies?.unroute(this.serviceRoute?.installed ?? []);
     for (const p of [...this.procs].reverse()) await p.stop('SIGTERM', 20_000);
     this.procs.length = 0;
+    // Before the containerds: the last one removes portmap's chains and an iptables nat table
+    // left empty, which the iptables mode's chains would keep.
+    this.proxies?.removeRules();
     await Promise.all(this.containerds.map((c) => c.stop()));
     this.containerds.length = 0;
     await this.removeLeftovers(false);
@@ -391,7 +394,7 @@ export class LocalCluster {
   async kill(): Promise<void> {
     this.endSupervision();
     this.proxies?.unroute(this.serviceRoute?.installed ?? []);
-    await this.removeLeftovers(false);
+    await this.removeLeftovers(false, true);
     this.removeServiceRoute();
     this.procs.length = 0;
     this.containerds.length = 0;
@@ -404,10 +407,10 @@ export class LocalCluster {
   }
 
   /** What runs or is mounted for this data dir, removed; before up() that is a crashed run's, reported. */
-  private async removeLeftovers(report = true): Promise<void> {
+  private async removeLeftovers(report = true, proxyRules = report): Promise<void> {
     const removed = await removeClusterLeftovers(this.dataDir);
-    // After the processes: nothing programs the kernel any more.
-    this.proxies?.removeRules();
+    // A crashed run's or a kill's rules (down() removes its own first), now that no proxy runs.
+    if (proxyRules) this.proxies?.removeRules();
     const hostSettings = restoreHostSettings(this.paths.hostSettings);
     if (report && (removed || hostSettings))
       this.o.onLeftovers?.([removed, hostSettings].filter(Boolean).join(', '));
