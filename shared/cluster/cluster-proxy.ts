@@ -211,6 +211,11 @@ export class ClusterServiceProxies {
   /** Every node's rules, once no proxy runs (kube-proxy leaves them when it exits; a crash too). */
   removeRules(): void {
     if (serviceProxyUnavailable()) return;
-    for (const rules of this.rules) cleanupProxyRules(rules);
+    for (const rules of this.rules)
+      try {
+        cleanupProxyRules(rules);
+      } catch {
+        // A stop goes on; the next start removes them again (its first step).
+      }
   }
 }
