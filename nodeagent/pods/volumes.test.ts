@@ -350,7 +350,102 @@ describe('nodeagent/pods: volumes', () => {
     } finally {
       server.close();
     }
+    assert.throws(() => checkHostPathType(f, 'Bogus'), /^Error: Bogus is an invalid volume type$/);
     mkdirSync(join(dir, 'x'));
+  });
+
+  it("mounts a claim's bound PV (hostPath, local), and waits with the kubelet's texts while it is not", async () => {
+    const pvcs = client.resource('persistentvolumeclaims').namespace(ns);
+    const pvs = client.resource('persistentvolumes');
+    const claim = (name: string) =>
+      pvcs.create({
+        metadata: { name },
+        spec: {
+          storageClassName: '',
+          accessModes: ['ReadWriteOnce'],
+          resources: { requests: { storage: '1Gi' } },
+        },
+      });
+    const bind = async (pvc: any, pv: any) => {
+      await pvs.patch(
+        pv.metadata.name,
+        { spec: { claimRef: { namespace: ns, name: pvc.metadata.name, uid: pvc.metadata.uid } } },
+        'merge',
+      );
+      await pvcs.patch(pvc.metadata.name, { spec: { volumeName: pv.metadata.name } }, 'merge');
+      await pvcs.patch(pvc.metadata.name, { status: { phase: 'Bound' } }, 'merge', { subresource: 'status' });
+    };
+    const affinity = {
+      required: {
+        nodeSelectorTerms: [
+          { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['n'] }] },
+        ],
+      },
+    };
+    const pvSpec = { storageClassName: '', accessModes: ['ReadWriteOnce'], capacity: { storage: '1Gi' } };
+    const hostDir = join(dir, 'pv-host');
+    const localDir = join(dir, 'pv-local');
+    const hp = await pvs.create({
+      metadata: { name: 'vol-hp' },
+      spec: { ...pvSpec, hostPath: { path: hostDir, type: 'DirectoryOrCreate' } },
+    });
+    const loc = await pvs.create({
+      metadata: { name: 'vol-local' },
+      spec: { ...pvSpec, local: { path: localDir }, nodeAffinity: affinity },
+    });
+    const nfs = await pvs.create({
+      metadata: { name: 'vol-nfs' },
+      spec: { ...pvSpec, nfs: { server: '127.0.0.1', path: '/x' } },
+    });
+    const [c1, c2, c3] = [await claim('c1'), await claim('c2'), await claim('c3')];
+    const user = {
+      metadata: { name: 'user', namespace: ns, uid: 'claim-user-uid' },
+      spec: {
+        volumes: [
+          { name: 'data', persistentVolumeClaim: { claimName: 'c1' } },
+          { name: 'fast', persistentVolumeClaim: { claimName: 'c2', readOnly: true } },
+          { name: 'remote', persistentVolumeClaim: { claimName: 'c3' } },
+        ],
+      },
+    };
+    assert.deepEqual(await volumes.setUp(user, ctx), [
+      { volume: 'data', message: `error processing PVC ${ns}/c1: PVC is not bound`, processing: true },
+      { volume: 'fast', message: `error processing PVC ${ns}/c2: PVC is not bound`, processing: true },
+      { volume: 'remote', message: `error processing PVC ${ns}/c3: PVC is not bound`, processing: true },
+    ]);
+    await bind(c1, hp);
+    await bind(c2, loc);
+    await bind(c3, nfs);
+    const failures = await volumes.setUp(user, ctx);
+    assert.deepEqual(failures, [
+      { volume: 'fast', message: `path "${localDir}" does not exist` },
+      {
+        volume: 'remote',
+        message:
+          'PersistentVolume vol-nfs: volume type not supported by this node (it mounts hostPath and local volumes only)',
+      },
+    ]);
+    assert.ok(statSync(hostDir).isDirectory(), 'DirectoryOrCreate made the directory');
+    mkdirSync(localDir);
+    const onlyMounted = { ...user, spec: { volumes: user.spec.volumes.slice(0, 2) } };
+    assert.deepEqual(await volumes.setUp(onlyMounted, ctx), []);
+    const mounts = volumes.mountsFor(
+      onlyMounted,
+      {
+        name: 'c',
+        volumeMounts: [
+          { name: 'data', mountPath: '/data', subPath: 'sub' },
+          { name: 'fast', mountPath: '/fast' },
+        ],
+      },
+      [],
+      0,
+    );
+    assert.deepEqual(mounts.slice(0, 2), [
+      { containerPath: '/data', hostPath: join(hostDir, 'sub'), readOnly: false },
+      { containerPath: '/fast', hostPath: localDir, readOnly: true },
+    ]);
+    assert.ok(statSync(join(hostDir, 'sub')).isDirectory(), 'the subPath is made in the volume');
   });
 
   it('validates payload paths and skips rewriting an unchanged payload', () => {
