@@ -354,46 +354,48 @@ describe('nodeagent/pods: volumes', () => {
     mkdirSync(join(dir, 'x'));
   });
 
-  it("mounts a claim's bound PV (hostPath, local), and waits with the kubelet's texts while it is not", async () => {
-    const pvcs = client.resource('persistentvolumeclaims').namespace(ns);
-    const pvs = client.resource('persistentvolumes');
-    const claim = (name: string) =>
-      pvcs.create({
-        metadata: { name },
-        spec: {
-          storageClassName: '',
-          accessModes: ['ReadWriteOnce'],
-          resources: { requests: { storage: '1Gi' } },
-        },
-      });
-    const bind = async (pvc: any, pv: any) => {
-      await pvs.patch(
-        pv.metadata.name,
-        { spec: { claimRef: { namespace: ns, name: pvc.metadata.name, uid: pvc.metadata.uid } } },
-        'merge',
-      );
-      await pvcs.patch(pvc.metadata.name, { spec: { volumeName: pv.metadata.name } }, 'merge');
-      await pvcs.patch(pvc.metadata.name, { status: { phase: 'Bound' } }, 'merge', { subresource: 'status' });
-    };
-    const affinity = {
-      required: {
-        nodeSelectorTerms: [
-          { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['n'] }] },
-        ],
+  // Claims bound by hand, as the binder would (status too).
+  const pvcs = () => client.resource('persistentvolumeclaims').namespace(ns);
+  const pvs = () => client.resource('persistentvolumes');
+  const claim = (name: string) =>
+    pvcs().create({
+      metadata: { name },
+      spec: {
+        storageClassName: '',
+        accessModes: ['ReadWriteOnce'],
+        resources: { requests: { storage: '1Gi' } },
       },
-    };
-    const pvSpec = { storageClassName: '', accessModes: ['ReadWriteOnce'], capacity: { storage: '1Gi' } };
+    });
+  const bind = async (pvc: any, pv: any) => {
+    await pvs().patch(
+      pv.metadata.name,
+      { spec: { claimRef: { namespace: ns, name: pvc.metadata.name, uid: pvc.metadata.uid } } },
+      'merge',
+    );
+    await pvcs().patch(pvc.metadata.name, { spec: { volumeName: pv.metadata.name } }, 'merge');
+    await pvcs().patch(pvc.metadata.name, { status: { phase: 'Bound' } }, 'merge', { subresource: 'status' });
+  };
+  const affinity = {
+    required: {
+      nodeSelectorTerms: [
+        { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['n'] }] },
+      ],
+    },
+  };
+  const pvSpec = { storageClassName: '', accessModes: ['ReadWriteOnce'], capacity: { storage: '1Gi' } };
+
+  it("mounts a claim's bound PV (hostPath, local), and waits with the kubelet's texts while it is not", async () => {
     const hostDir = join(dir, 'pv-host');
     const localDir = join(dir, 'pv-local');
-    const hp = await pvs.create({
+    const hp = await pvs().create({
       metadata: { name: 'vol-hp' },
       spec: { ...pvSpec, hostPath: { path: hostDir, type: 'DirectoryOrCreate' } },
     });
-    const loc = await pvs.create({
+    const loc = await pvs().create({
       metadata: { name: 'vol-local' },
       spec: { ...pvSpec, local: { path: localDir }, nodeAffinity: affinity },
     });
-    const nfs = await pvs.create({
+    const nfs = await pvs().create({
       metadata: { name: 'vol-nfs' },
       spec: { ...pvSpec, nfs: { server: '127.0.0.1', path: '/x' } },
     });
@@ -446,6 +448,39 @@ describe('nodeagent/pods: volumes', () => {
       { containerPath: '/fast', hostPath: localDir, readOnly: true },
     ]);
     assert.ok(statSync(join(hostDir, 'sub')).isDirectory(), 'the subPath is made in the volume');
+  });
+
+  it("gives a local claim volume the pod's fsGroup, a hostPath one not (the kubelet's plugins)", async function () {
+    if (process.getuid?.() !== 0) this.skip();
+    const hostDir = join(dir, 'fs-host');
+    const localDir = join(dir, 'fs-local');
+    mkdirSync(hostDir);
+    mkdirSync(localDir);
+    const hp = await pvs().create({
+      metadata: { name: 'fs-hp' },
+      spec: { ...pvSpec, hostPath: { path: hostDir } },
+    });
+    const loc = await pvs().create({
+      metadata: { name: 'fs-local' },
+      spec: { ...pvSpec, local: { path: localDir }, nodeAffinity: affinity },
+    });
+    const [c1, c2] = [await claim('fs1'), await claim('fs2')];
+    await bind(c1, hp);
+    await bind(c2, loc);
+    const grouped = {
+      metadata: { name: 'fsg', namespace: ns, uid: 'claim-fsgroup-uid' },
+      spec: {
+        securityContext: { fsGroup: 3456 },
+        volumes: [
+          { name: 'h', persistentVolumeClaim: { claimName: 'fs1' } },
+          { name: 'l', persistentVolumeClaim: { claimName: 'fs2' } },
+        ],
+      },
+    };
+    assert.deepEqual(await volumes.setUp(grouped, ctx), []);
+    assert.equal(statSync(localDir).gid, 3456);
+    assert.equal(statSync(localDir).mode & 0o2000, 0o2000, 'setgid directory');
+    assert.notEqual(statSync(hostDir).gid, 3456);
   });
 
   it('validates payload paths and skips rewriting an unchanged payload', () => {
