@@ -105,6 +105,29 @@ describe('controllers/statefulset: claims and their retention policy', function 
     assert.equal(kept.metadata.ownerReferences, undefined);
   });
 
+  it("whenScaled=Delete: a scale up waits until the old pod's claim is gone, then makes a new one", async () => {
+    await sets().create(sts('bounce', 2, { whenScaled: 'Delete', whenDeleted: 'Retain' }));
+    await waitFor('2 pods Running', async () => (await readyPods('bounce')) === 2);
+    // Held by a finalizer: the garbage collector's delete leaves it (with the old pod's ref) in place.
+    await pvcs().patch('data-bounce-1', { metadata: { finalizers: ['example.com/hold'] } }, 'merge');
+    await scale('bounce', 1);
+    const held = await waitFor('claim deleted but held', async () => {
+      const c = await claimOrUndefined('data-bounce-1');
+      return c?.metadata.deletionTimestamp ? c : undefined;
+    });
+    assert.equal(held.metadata.ownerReferences?.[0]?.kind, 'Pod');
+    const up = await scale('bounce', 2);
+    await waitFor('scale up observed', async () => {
+      const s = await sets().get('bounce');
+      return (s.status?.observedGeneration ?? 0) >= up.metadata.generation!;
+    });
+    await assert.rejects(pods().get('bounce-1'), isNotFound, 'no pod on a claim being deleted');
+    await pvcs().patch('data-bounce-1', { metadata: { finalizers: null } }, 'merge');
+    await waitFor('2 pods Running again', async () => (await readyPods('bounce')) === 2);
+    const fresh = (await claimOrUndefined('data-bounce-1'))!;
+    assert.notEqual(fresh.metadata.uid, held.metadata.uid, 'a new claim');
+  });
+
   it('whenDeleted=Delete: the set owns its claims, deleted with it; both Delete: a condemned one moves to its pod', async () => {
     const set = await sets().create(sts('drop', 2, { whenScaled: 'Delete', whenDeleted: 'Delete' }));
     await waitFor('2 pods Running', async () => (await readyPods('drop')) === 2);

@@ -108,6 +108,19 @@ export class StatefulSetClaims {
     }
   }
 
+  /**
+   * PodClaimIsStale: with whenScaled=Delete, a claim of the ordinal still owned by an earlier pod
+   * of that name is on its way out (the garbage collector deletes it); the new pod must not take it.
+   */
+  isStale(set: Obj, ordinal: number): boolean {
+    if (set.spec?.persistentVolumeClaimRetentionPolicy?.whenScaled !== 'Delete') return false;
+    const podName = `${set.metadata.name}-${ordinal}`;
+    return ((set.spec?.volumeClaimTemplates ?? []) as Obj[]).some((t) => {
+      const claim = this.claims.indexer.getByKey(`${set.metadata.namespace}/${claimName(t, set, ordinal)}`);
+      return (claim?.metadata.ownerReferences ?? []).some((r) => r.kind === 'Pod' && r.name === podName);
+    });
+  }
+
   /** UpdatePodClaimForRetentionPolicy: the pod's claims get the owners the policy asks for. */
   async updateOwners(set: Obj, pod: Obj, ordinal: number, scaledDown: boolean): Promise<void> {
     const ns = set.metadata.namespace!;

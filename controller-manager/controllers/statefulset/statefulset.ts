@@ -241,6 +241,11 @@ export class StatefulSetController extends QueueController {
         pod = undefined;
       }
       if (!pod) {
+        if (this.claims.isStale(set, ordinal)) {
+          // Nothing else wakes the set when the old claim goes.
+          this.enqueueAfter(keyOf(set), 1000);
+          return done();
+        }
         const fresh = podFor(ordinal);
         await this.claims.createMissing(set, ordinal);
         try {
@@ -274,6 +279,8 @@ export class StatefulSetController extends QueueController {
         if (monotonic) return done();
         continue;
       }
+      // A pending pod's claims are made again if they went (createMissingPersistentVolumeClaims).
+      if (pod.status?.phase === 'Pending') await this.claims.createMissing(set, ordinal);
       await this.claims.updateOwners(set, pod, ordinal, false);
       const healthy = isRunningAndReady(pod) && isPodAvailable(pod, minReady, now);
       if (!healthy) {
