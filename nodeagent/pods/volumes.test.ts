@@ -448,6 +448,10 @@ describe('nodeagent/pods: volumes', () => {
       { containerPath: '/fast', hostPath: localDir, readOnly: true },
     ]);
     assert.ok(statSync(join(hostDir, 'sub')).isDirectory(), 'the subPath is made in the volume');
+    // The local volume (device-mountable in the kubelet) is in use until the pod's volumes go.
+    assert.deepEqual(volumes.inUse(), ['kubernetes.io/local-volume/vol-local']);
+    await volumes.tearDown(user.metadata.uid);
+    assert.deepEqual(volumes.inUse(), []);
   });
 
   it("gives a local claim volume the pod's fsGroup, a hostPath one not (the kubelet's plugins)", async function () {

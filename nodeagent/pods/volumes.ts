@@ -53,6 +53,8 @@ interface MountedVolume {
   /** configMap, secret, downwardAPI and projected are mounted read-only. */
   readOnly: boolean;
   tmpfs?: boolean;
+  /** A device-mountable volume's unique name, reported in the node's volumesInUse (local PVs). */
+  uniqueName?: string;
 }
 
 interface PodVolumeState {
@@ -289,7 +291,20 @@ export class PodVolumes {
       if (!existsSync(path)) throw new Error(`path "${path}" does not exist`);
       if (fsGroup !== undefined && !cv.readOnly) applyFsGroup(path, fsGroup, false);
     }
-    s.volumes.set(vol.name, { path, readOnly: cv.readOnly });
+    s.volumes.set(vol.name, {
+      path,
+      readOnly: cv.readOnly,
+      // The local plugin mounts devices (hostPath does not): kubelet lists it as in use.
+      ...(cv.kind === 'local' ? { uniqueName: `kubernetes.io/local-volume/${cv.volumeName}` } : {}),
+    });
+  }
+
+  /** The unique names of the device-mountable volumes set up for pods, sorted. */
+  inUse(): string[] {
+    const names = new Set<string>();
+    for (const s of this.pods.values())
+      for (const v of s.volumes.values()) if (v.uniqueName) names.add(v.uniqueName);
+    return [...names].sort();
   }
 
   /** A tmpfs at path (once) when the agent is root and the runtime real; whether one is there. */
