@@ -130,7 +130,7 @@ export class LocalPathProvisioner extends QueueController {
       if (m !== 'ReadWriteOnce' && m !== 'ReadWriteOncePod')
         throw new Error('NodePath only supports ReadWriteOnce and ReadWriteOncePod (1 node) access modes');
     const node = this.nodes.lister().get(nodeName);
-    if (!node) throw new Error(`configuration error, no node was specified`);
+    if (!node) throw new Error(`nodes "${nodeName}" not found`);
     const name = provisionedVolumeName(pvc);
     const path = join(this.baseDir(nodeName), `${name}_${pvc.metadata.namespace}_${pvc.metadata.name}`);
     // The default setup script: mkdir -m 0777 -p (the mode exactly, whatever the umask).
