@@ -39,14 +39,15 @@ export async function resolveClaimVolume(pod: any, vol: any, objects: PodObjects
   } catch (err) {
     throw fail(`failed to fetch PVC from API server: ${errText(err)}`);
   }
-  if (vol.ephemeral && !isControlledByPod(pvc, pod))
-    throw fail(
-      `PVC ${ns}/${claimName} was not created for pod ${ns}/${pod.metadata.name} (pod is not owner)`,
-    );
   if (pvc.metadata.deletionTimestamp) throw fail('PVC is being deleted');
   if (pvc.status?.phase !== 'Bound') throw fail('PVC is not bound');
   const pvName: string | undefined = pvc.spec?.volumeName;
   if (!pvName) throw fail('PVC has empty pvc.Spec.VolumeName');
+  // ephemeral.VolumeIsForPod, once the claim is known to be bound.
+  if (vol.ephemeral && !isControlledByPod(pvc, pod))
+    throw new VolumeProcessingError(
+      `PVC ${ns}/${claimName} was not created for pod ${ns}/${pod.metadata.name} (pod is not owner)`,
+    );
   let pv: any;
   try {
     pv = await objects.persistentVolume(pvName);

@@ -454,6 +454,33 @@ describe('nodeagent/pods: volumes', () => {
     assert.deepEqual(volumes.inUse(), []);
   });
 
+  it("mounts an ephemeral volume's claim only when the pod controls it", async () => {
+    const hp = await pvs().create({
+      metadata: { name: 'eph-hp' },
+      spec: { ...pvSpec, hostPath: { path: join(dir, 'eph') } },
+    });
+    const pvc = await claim('eph-scratch');
+    await bind(pvc, hp);
+    const template = {
+      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+    };
+    const user = {
+      metadata: { name: 'eph', namespace: ns, uid: 'eph-pod-uid' },
+      spec: { volumes: [{ name: 'scratch', ephemeral: { volumeClaimTemplate: template } }] },
+    };
+    assert.deepEqual(await volumes.setUp(user, ctx), [
+      {
+        volume: 'scratch',
+        message: `PVC ${ns}/eph-scratch was not created for pod ${ns}/eph (pod is not owner)`,
+        processing: true,
+      },
+    ]);
+    const owner = { apiVersion: 'v1', kind: 'Pod', name: 'eph', uid: 'eph-pod-uid', controller: true };
+    await pvcs().patch('eph-scratch', { metadata: { ownerReferences: [owner] } }, 'merge');
+    assert.deepEqual(await volumes.setUp(user, ctx), []);
+    assert.equal(volumes.path('eph-pod-uid', 'scratch'), join(dir, 'eph'));
+  });
+
   it("gives a local claim volume the pod's fsGroup, a hostPath one not (the kubelet's plugins)", async function () {
     if (process.getuid?.() !== 0) this.skip();
     const hostDir = join(dir, 'fs-host');
