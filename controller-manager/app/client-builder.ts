@@ -41,6 +41,9 @@ export const CONTROLLER_CLIENT_NAMES: Record<string, string> = {
   disruption: 'disruption-controller',
   horizontalpodautoscaling: 'horizontal-pod-autoscaler',
   'persistentvolume-binder': 'persistent-volume-binder',
+  'persistentvolume-expander': 'expand-controller',
+  // Not Kubernetes': upstream's account, given its ClusterRole by the launcher (local-path-storage.ts).
+  'local-path-provisioner': 'local-path-provisioner-service-account',
 };
 
 /** The client name of a controller: the table's, else "<controller>-controller". */

@@ -470,6 +470,12 @@ const misc: FlagSpec[] = [
     help: 'The period for syncing persistent volumes and persistent volume claims',
   },
   {
+    // tkube's own: the local-path provisioner (rancher.io/local-path) runs in this process.
+    name: 'local-path-base-dir',
+    type: 'string',
+    help: "The directory of each node's local-path volumes, {node} standing for the node's name (e.g. /var/lib/tkube/nodes/{node}/storage); the controller manager must run on the nodes' host. Unset: the 'local-path-provisioner' controller does nothing. Not a kube-controller-manager flag.",
+  },
+  {
     name: 'attach-detach-reconcile-sync-period',
     type: 'duration',
     default: MIN,

@@ -160,6 +160,7 @@ export async function startNodeAgent(
         runtimeVersion,
         read: () => reader.read(clock.now()),
         images: () => runtime.images(),
+        volumesInUse: () => manager.volumesInUse(),
         runtimeNotReady: () => runtime.notReadyReason?.() ?? '',
         recorder,
         clock,

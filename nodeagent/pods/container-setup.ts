@@ -75,7 +75,19 @@ export class ContainerSetup {
   /** Sets up (refreshes) the pod's volumes; false while one is not in place (FailedMount recorded). */
   async volumesReady(rec: PodRecord): Promise<boolean> {
     const failures = await this.d.volumes.setUp(rec.pod, this.downward(rec));
-    for (const f of failures)
+    const unprocessed = failures.filter((f) => f.processing);
+    if (unprocessed.length) {
+      const names = unprocessed.map((f) => f.volume).join(' ');
+      this.d.events.emit(
+        rec,
+        undefined,
+        'Warning',
+        'FailedMount',
+        'Mount',
+        `Unable to attach or mount volumes: unmounted volumes=[${names}], unattached volumes=[], failed to process volumes=[${names}]: ${unprocessed.map((f) => f.message).join('; ')}`,
+      );
+    }
+    for (const f of failures.filter((x) => !x.processing))
       this.d.events.emit(
         rec,
         undefined,

@@ -86,6 +86,7 @@ export class PodManager {
   private readonly network: PodNetwork;
   private readonly logs: PodLogs;
   private readonly objects?: PodObjects;
+  private readonly volumes?: PodVolumes;
   private readonly prober?: Prober;
 
   constructor(private readonly o: PodManagerOptions) {
@@ -113,13 +114,13 @@ export class PodManager {
         runtime: o.runtime,
         clock,
         objects,
-        volumes: new PodVolumes({
+        volumes: (this.volumes = new PodVolumes({
           rootDir: o.rootDir ?? dirname(o.logsDir),
           objects,
           now: () => clock.now(),
           realRuntime: true,
           clusterDomain: o.clusterDomain,
-        }),
+        })),
         events,
         nodeIPs: () => o.nodeIPs(),
         allocatable: () => o.allocatable?.() ?? machineAllocatable(),
@@ -279,6 +280,11 @@ export class PodManager {
   // ---- queries (the server's) -------------------------------------------------
 
   /** The pods this agent runs, with the status it computed (static pods under their own uid). */
+  /** The node status's volumesInUse: the local PVs mounted for pods. */
+  volumesInUse(): string[] {
+    return this.volumes?.inUse() ?? [];
+  }
+
   runningPods(): KubeObject[] {
     return this.records().map((r) => ({
       ...r.pod,

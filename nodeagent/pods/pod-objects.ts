@@ -2,7 +2,8 @@
 // (its node identity, as the kubelet does): ConfigMaps and Secrets (read
 // afresh on each use, so updates reach env of new containers and volumes on
 // resync), Services (a shared informer, for the service environment
-// variables) and service account tokens (TokenRequest).
+// variables), service account tokens (TokenRequest), and the claims and
+// volumes behind persistentVolumeClaim volumes.
 import type { Client } from '../../shared/client/client';
 import { isNotFound } from '../../shared/client/errors';
 import type { KubeObject } from '../../shared/client/types';
@@ -50,6 +51,17 @@ export class PodObjects {
 
   secret(ns: string, name: string): Promise<any> {
     return this.get('secret', ns, name);
+  }
+
+  /** A PersistentVolumeClaim, as the kubelet reads it (a GET each time: binding changes it). */
+  async claim(ns: string, name: string): Promise<any> {
+    if (!this.client) throw new Error(`persistentvolumeclaims "${name}" not found`);
+    return this.client.resource('persistentvolumeclaims').namespace(ns).get(name);
+  }
+
+  async persistentVolume(name: string): Promise<any> {
+    if (!this.client) throw new Error(`persistentvolumes "${name}" not found`);
+    return this.client.resource('persistentvolumes').get(name);
   }
 
   /** Every Service of the cluster from the informer, started on first use (kubelet's service lister). */

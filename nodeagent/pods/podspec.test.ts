@@ -257,6 +257,57 @@ describe('nodeagent/pods: pod spec with a runtime that runs processes', function
     await waitUntil('teardown', () => !existsSync(join(dir, 'pods', p.metadata.uid!)));
   });
 
+  it("waits in ContainerCreating while its claim is unbound (kubelet's FailedMount), then mounts the bound PV", async () => {
+    const pvcs = client.resource('persistentvolumeclaims').namespace(ns);
+    const claim = await pvcs.create({
+      metadata: { name: 'later-claim' },
+      spec: {
+        storageClassName: '',
+        accessModes: ['ReadWriteOnce'],
+        resources: { requests: { storage: '1Gi' } },
+      },
+    });
+    const p = await create('claimer', {
+      volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'later-claim', readOnly: true } }],
+      containers: [
+        {
+          name: 'c',
+          image: 'busybox:1.36',
+          command: ['true'],
+          volumeMounts: [{ name: 'data', mountPath: '/data' }],
+        },
+      ],
+    });
+    await waitUntil('FailedMount', () =>
+      recorder.events.includes(
+        `Warning FailedMount Unable to attach or mount volumes: unmounted volumes=[data], unattached volumes=[], failed to process volumes=[data]: error processing PVC ${ns}/later-claim: PVC is not bound`,
+      ),
+    );
+    assert.equal(cstatus('claimer').state.waiting.reason, 'ContainerCreating');
+    // Bound as the binder would: the PV names the claim, the claim the PV, then its phase.
+    const path = join(dir, 'pv-data');
+    await client.resource('persistentvolumes').create({
+      metadata: { name: 'pv-claimer' },
+      spec: {
+        storageClassName: '',
+        accessModes: ['ReadWriteOnce'],
+        capacity: { storage: '1Gi' },
+        hostPath: { path, type: 'DirectoryOrCreate' },
+        claimRef: { namespace: ns, name: 'later-claim', uid: claim.metadata.uid },
+      },
+    });
+    await pvcs.patch('later-claim', { spec: { volumeName: 'pv-claimer' } }, 'merge');
+    await pvcs.patch('later-claim', { status: { phase: 'Bound' } }, 'merge', { subresource: 'status' });
+    mgr.requestSync(p.metadata.uid!);
+    const id = await waitUntil('container made', () => cstatus('claimer')?.containerID);
+    // Read through the node's own identity: the Node authorizer lets it get its pods' claims and their PVs.
+    assert.deepEqual(
+      runtime.configs.get(id)?.mounts.find((m) => m.containerPath === '/data'),
+      { containerPath: '/data', hostPath: path, readOnly: true },
+    );
+    assert.ok(existsSync(path), 'DirectoryOrCreate made the directory');
+  });
+
   it('fails a container whose expanded subPathExpr is absolute or steps out with CreateContainerConfigError', async () => {
     const sub = (name: string, value: string) => ({
       name,

@@ -350,7 +350,168 @@ describe('nodeagent/pods: volumes', () => {
     } finally {
       server.close();
     }
+    assert.throws(() => checkHostPathType(f, 'Bogus'), /^Error: Bogus is an invalid volume type$/);
     mkdirSync(join(dir, 'x'));
+  });
+
+  // Claims bound by hand, as the binder would (status too).
+  const pvcs = () => client.resource('persistentvolumeclaims').namespace(ns);
+  const pvs = () => client.resource('persistentvolumes');
+  const claim = (name: string) =>
+    pvcs().create({
+      metadata: { name },
+      spec: {
+        storageClassName: '',
+        accessModes: ['ReadWriteOnce'],
+        resources: { requests: { storage: '1Gi' } },
+      },
+    });
+  const bind = async (pvc: any, pv: any) => {
+    await pvs().patch(
+      pv.metadata.name,
+      { spec: { claimRef: { namespace: ns, name: pvc.metadata.name, uid: pvc.metadata.uid } } },
+      'merge',
+    );
+    await pvcs().patch(pvc.metadata.name, { spec: { volumeName: pv.metadata.name } }, 'merge');
+    await pvcs().patch(pvc.metadata.name, { status: { phase: 'Bound' } }, 'merge', { subresource: 'status' });
+  };
+  const affinity = {
+    required: {
+      nodeSelectorTerms: [
+        { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['n'] }] },
+      ],
+    },
+  };
+  const pvSpec = { storageClassName: '', accessModes: ['ReadWriteOnce'], capacity: { storage: '1Gi' } };
+
+  it("mounts a claim's bound PV (hostPath, local), and waits with the kubelet's texts while it is not", async () => {
+    const hostDir = join(dir, 'pv-host');
+    const localDir = join(dir, 'pv-local');
+    const hp = await pvs().create({
+      metadata: { name: 'vol-hp' },
+      spec: { ...pvSpec, hostPath: { path: hostDir, type: 'DirectoryOrCreate' } },
+    });
+    const loc = await pvs().create({
+      metadata: { name: 'vol-local' },
+      spec: { ...pvSpec, local: { path: localDir }, nodeAffinity: affinity },
+    });
+    const nfs = await pvs().create({
+      metadata: { name: 'vol-nfs' },
+      spec: { ...pvSpec, nfs: { server: '127.0.0.1', path: '/x' } },
+    });
+    const [c1, c2, c3] = [await claim('c1'), await claim('c2'), await claim('c3')];
+    const user = {
+      metadata: { name: 'user', namespace: ns, uid: 'claim-user-uid' },
+      spec: {
+        volumes: [
+          { name: 'data', persistentVolumeClaim: { claimName: 'c1' } },
+          { name: 'fast', persistentVolumeClaim: { claimName: 'c2', readOnly: true } },
+          { name: 'remote', persistentVolumeClaim: { claimName: 'c3' } },
+        ],
+      },
+    };
+    assert.deepEqual(await volumes.setUp(user, ctx), [
+      { volume: 'data', message: `error processing PVC ${ns}/c1: PVC is not bound`, processing: true },
+      { volume: 'fast', message: `error processing PVC ${ns}/c2: PVC is not bound`, processing: true },
+      { volume: 'remote', message: `error processing PVC ${ns}/c3: PVC is not bound`, processing: true },
+    ]);
+    await bind(c1, hp);
+    await bind(c2, loc);
+    await bind(c3, nfs);
+    const failures = await volumes.setUp(user, ctx);
+    assert.deepEqual(failures, [
+      { volume: 'fast', message: `path "${localDir}" does not exist` },
+      {
+        volume: 'remote',
+        message:
+          'PersistentVolume vol-nfs: volume type not supported by this node (it mounts hostPath and local volumes only)',
+      },
+    ]);
+    assert.ok(statSync(hostDir).isDirectory(), 'DirectoryOrCreate made the directory');
+    mkdirSync(localDir);
+    const onlyMounted = { ...user, spec: { volumes: user.spec.volumes.slice(0, 2) } };
+    assert.deepEqual(await volumes.setUp(onlyMounted, ctx), []);
+    const mounts = volumes.mountsFor(
+      onlyMounted,
+      {
+        name: 'c',
+        volumeMounts: [
+          { name: 'data', mountPath: '/data', subPath: 'sub' },
+          { name: 'fast', mountPath: '/fast' },
+        ],
+      },
+      [],
+      0,
+    );
+    assert.deepEqual(mounts.slice(0, 2), [
+      { containerPath: '/data', hostPath: join(hostDir, 'sub'), readOnly: false },
+      { containerPath: '/fast', hostPath: localDir, readOnly: true },
+    ]);
+    assert.ok(statSync(join(hostDir, 'sub')).isDirectory(), 'the subPath is made in the volume');
+    // The local volume (device-mountable in the kubelet) is in use until the pod's volumes go.
+    assert.deepEqual(volumes.inUse(), ['kubernetes.io/local-volume/vol-local']);
+    await volumes.tearDown(user.metadata.uid);
+    assert.deepEqual(volumes.inUse(), []);
+  });
+
+  it("mounts an ephemeral volume's claim only when the pod controls it", async () => {
+    const hp = await pvs().create({
+      metadata: { name: 'eph-hp' },
+      spec: { ...pvSpec, hostPath: { path: join(dir, 'eph') } },
+    });
+    const pvc = await claim('eph-scratch');
+    await bind(pvc, hp);
+    const template = {
+      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+    };
+    const user = {
+      metadata: { name: 'eph', namespace: ns, uid: 'eph-pod-uid' },
+      spec: { volumes: [{ name: 'scratch', ephemeral: { volumeClaimTemplate: template } }] },
+    };
+    assert.deepEqual(await volumes.setUp(user, ctx), [
+      {
+        volume: 'scratch',
+        message: `PVC ${ns}/eph-scratch was not created for pod ${ns}/eph (pod is not owner)`,
+        processing: true,
+      },
+    ]);
+    const owner = { apiVersion: 'v1', kind: 'Pod', name: 'eph', uid: 'eph-pod-uid', controller: true };
+    await pvcs().patch('eph-scratch', { metadata: { ownerReferences: [owner] } }, 'merge');
+    assert.deepEqual(await volumes.setUp(user, ctx), []);
+    assert.equal(volumes.path('eph-pod-uid', 'scratch'), join(dir, 'eph'));
+  });
+
+  it("gives a local claim volume the pod's fsGroup, a hostPath one not (the kubelet's plugins)", async function () {
+    if (process.getuid?.() !== 0) this.skip();
+    const hostDir = join(dir, 'fs-host');
+    const localDir = join(dir, 'fs-local');
+    mkdirSync(hostDir);
+    mkdirSync(localDir);
+    const hp = await pvs().create({
+      metadata: { name: 'fs-hp' },
+      spec: { ...pvSpec, hostPath: { path: hostDir } },
+    });
+    const loc = await pvs().create({
+      metadata: { name: 'fs-local' },
+      spec: { ...pvSpec, local: { path: localDir }, nodeAffinity: affinity },
+    });
+    const [c1, c2] = [await claim('fs1'), await claim('fs2')];
+    await bind(c1, hp);
+    await bind(c2, loc);
+    const grouped = {
+      metadata: { name: 'fsg', namespace: ns, uid: 'claim-fsgroup-uid' },
+      spec: {
+        securityContext: { fsGroup: 3456 },
+        volumes: [
+          { name: 'h', persistentVolumeClaim: { claimName: 'fs1' } },
+          { name: 'l', persistentVolumeClaim: { claimName: 'fs2' } },
+        ],
+      },
+    };
+    assert.deepEqual(await volumes.setUp(grouped, ctx), []);
+    assert.equal(statSync(localDir).gid, 3456);
+    assert.equal(statSync(localDir).mode & 0o2000, 0o2000, 'setgid directory');
+    assert.notEqual(statSync(hostDir).gid, 3456);
   });
 
   it('validates payload paths and skips rewriting an unchanged payload', () => {

@@ -2,7 +2,8 @@
 // <root-dir>/pods/<uid>/volumes/kubernetes.io~<plugin>/<name>: emptyDir (a
 // tmpfs for medium Memory when the agent is root and the runtime real),
 // configMap, secret, downwardAPI and projected (written atomically, rewritten
-// when their sources change), hostPath (with its type check). setUp runs on
+// when their sources change), hostPath (with its type check), and the PVs of
+// persistentVolumeClaim and ephemeral volumes (claim-volumes.ts). setUp runs on
 // every sync and reports each volume that failed; mountsFor turns a
 // container's volumeMounts (subPath, subPathExpr, readOnly) and its
 // termination message file into bind mounts; tearDown unmounts and removes it
@@ -31,6 +32,7 @@ import { ContainerConfigError, expand } from './env';
 import { ensureHostsFile } from './etc-hosts';
 import type { IssuedToken, PodObjects } from './pod-objects';
 import { volumePayload } from './volume-payloads';
+import { resolveClaimVolume, VolumeProcessingError } from './claim-volumes';
 
 const run = promisify(execFile);
 
@@ -42,6 +44,8 @@ export interface VolumeFailure {
   message: string;
   /** A refresh of a volume already in place failed: it keeps its content and the pod goes on. */
   refresh?: boolean;
+  /** The volume could not be resolved yet (its claim unbound ...): kubelet's "failed to process volumes". */
+  processing?: boolean;
 }
 
 interface MountedVolume {
@@ -49,6 +53,8 @@ interface MountedVolume {
   /** configMap, secret, downwardAPI and projected are mounted read-only. */
   readOnly: boolean;
   tmpfs?: boolean;
+  /** A device-mountable volume's unique name, reported in the node's volumesInUse (local PVs). */
+  uniqueName?: string;
 }
 
 interface PodVolumeState {
@@ -77,6 +83,7 @@ const PLUGIN_DIRS: Record<string, string> = {
 };
 
 function pluginOf(vol: any): string | undefined {
+  if (vol.persistentVolumeClaim || vol.ephemeral) return 'claim';
   return Object.keys(PLUGIN_DIRS).find((k) => vol[k]) ?? (vol.hostPath ? 'hostPath' : undefined);
 }
 
@@ -113,7 +120,7 @@ export function checkHostPathType(path: string, type: string | undefined): void 
       if (!st?.isBlockDevice()) throw fail('a block device');
       return;
     default:
-      throw new Error(`hostPath type check failed: unsupported type ${type}`);
+      throw new Error(`${type} is an invalid volume type`);
   }
 }
 
@@ -204,7 +211,12 @@ export class PodVolumes {
         await this.setUpOne(pod, vol, s, ctx);
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
-        failures.push({ volume: vol.name, message, ...(s.volumes.has(vol.name) ? { refresh: true } : {}) });
+        failures.push({
+          volume: vol.name,
+          message,
+          ...(s.volumes.has(vol.name) ? { refresh: true } : {}),
+          ...(err instanceof VolumeProcessingError ? { processing: true } : {}),
+        });
       }
     }
     return failures;
@@ -219,9 +231,13 @@ export class PodVolumes {
       s.volumes.set(vol.name, { path, readOnly: false });
       return;
     }
-    const path = join(this.podDir(pod.metadata.uid), 'volumes', PLUGIN_DIRS[plugin], vol.name);
     const group = pod.spec?.securityContext?.fsGroup;
     const fsGroup = group === undefined || group === null ? undefined : Number(group);
+    if (plugin === 'claim') {
+      await this.setUpClaim(pod, vol, s, fsGroup);
+      return;
+    }
+    const path = join(this.podDir(pod.metadata.uid), 'volumes', PLUGIN_DIRS[plugin], vol.name);
     if (plugin === 'emptyDir') {
       if (s.volumes.has(vol.name)) return;
       mkdirSync(path, { recursive: true });
@@ -254,6 +270,41 @@ export class PodVolumes {
     if (writeAtomically(path, payload) && fsGroup !== undefined) applyFsGroup(path, fsGroup, true);
     s.refreshedAt.set(vol.name, now);
     s.volumes.set(vol.name, { path, readOnly: true });
+  }
+
+  /**
+   * A claim's PV, mounted from its path on the host (bound once, as the kubelet keeps a mounted
+   * volume): hostPath with its type check, local only when the path exists and then with the
+   * pod's fsGroup unless read-only (the hostPath plugin manages no ownership).
+   */
+  private async setUpClaim(
+    pod: any,
+    vol: any,
+    s: PodVolumeState,
+    fsGroup: number | undefined,
+  ): Promise<void> {
+    if (s.volumes.has(vol.name)) return;
+    const cv = await resolveClaimVolume(pod, vol, this.d.objects);
+    const path = normalize(cv.path);
+    if (cv.kind === 'hostPath') checkHostPathType(path, cv.hostPathType);
+    else {
+      if (!existsSync(path)) throw new Error(`path "${path}" does not exist`);
+      if (fsGroup !== undefined && !cv.readOnly) applyFsGroup(path, fsGroup, false);
+    }
+    s.volumes.set(vol.name, {
+      path,
+      readOnly: cv.readOnly,
+      // The local plugin mounts devices (hostPath does not): kubelet lists it as in use.
+      ...(cv.kind === 'local' ? { uniqueName: `kubernetes.io/local-volume/${cv.volumeName}` } : {}),
+    });
+  }
+
+  /** The unique names of the device-mountable volumes set up for pods, sorted. */
+  inUse(): string[] {
+    const names = new Set<string>();
+    for (const s of this.pods.values())
+      for (const v of s.volumes.values()) if (v.uniqueName) names.add(v.uniqueName);
+    return [...names].sort();
   }
 
   /** A tmpfs at path (once) when the agent is root and the runtime real; whether one is there. */

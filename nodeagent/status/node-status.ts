@@ -38,6 +38,8 @@ export interface NodeStatusDeps {
   /** Current machine readings (memory, filesystem, pids). */
   read(): Promise<Readings>;
   images(): NodeImage[];
+  /** The volumes pods use that the kubelet reports in volumesInUse. */
+  volumesInUse?(): string[];
   /** "" when the container runtime is ready, else kubelet's message for the Ready condition. */
   runtimeNotReady?(): string;
   recorder: EventRecorder;
@@ -116,6 +118,7 @@ export class NodeStatusManager {
       nodeIPs: this.d.nodeIPs,
       runtimeVersion: this.d.runtimeVersion,
       images: this.d.images(),
+      volumesInUse: this.d.volumesInUse?.(),
       resources: {
         cores: this.d.machine.cores,
         memory: this.d.machine.memoryCapacity,

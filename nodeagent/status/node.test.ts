@@ -7,6 +7,7 @@ import {
   initialNode,
   KUBELET_VERSION,
   nodeConditions,
+  nodeStatus,
   reconcileExisting,
   reportedImages,
   statusChanged,
@@ -183,6 +184,16 @@ describe('nodeagent/status: the Node', () => {
       [5, 3],
     );
     assert.equal(reportedImages(imgs, -1).length, 3);
+  });
+
+  it('reports volumesInUse when pods use some, and drops an earlier list once none are', () => {
+    const inUse = ['kubernetes.io/local-volume/pv-a'];
+    assert.deepEqual(nodeStatus({ ...facts(), volumesInUse: inUse }, []).volumesInUse, inUse);
+    assert.equal('volumesInUse' in nodeStatus({ ...facts(), volumesInUse: [] }, []), false);
+    assert.equal(
+      nodeStatus({ ...facts(), volumesInUse: [] }, [], { volumesInUse: inUse }).volumesInUse,
+      null,
+    );
   });
 
   it('reports the release of the apiserver it belongs to', () => {

@@ -79,6 +79,7 @@ export interface ResourceFacts {
 export interface ReportedResources {
   capacity?: Record<string, string>;
   allocatable?: Record<string, string>;
+  volumesInUse?: string[];
 }
 
 /**
@@ -124,6 +125,8 @@ export interface StatusFacts {
   resources: ResourceFacts;
   runtimeVersion: string;
   images: NodeImage[];
+  /** The unique names of the device-mountable volumes mounted for pods (kubelet's volumesInUse). */
+  volumesInUse?: string[];
 }
 
 export function nodeInfo(f: StatusFacts): Record<string, string> {
@@ -248,6 +251,7 @@ export function nodeStatus(
 ): Record<string, unknown> {
   const { capacity, allocatable } = capacityAndAllocatable(f.resources, f.config, existing);
   const images = reportedImages(f.images, f.config.nodeStatusMaxImages);
+  const inUse = f.volumesInUse ?? [];
   return {
     capacity,
     allocatable,
@@ -256,6 +260,12 @@ export function nodeStatus(
     daemonEndpoints: { kubeletEndpoint: { Port: f.config.port } },
     nodeInfo: nodeInfo(f),
     ...(images.length ? { images } : {}),
+    // Omitted when empty, as the kubelet does; null drops what an earlier report listed.
+    ...(inUse.length
+      ? { volumesInUse: inUse }
+      : existing?.volumesInUse?.length
+        ? { volumesInUse: null }
+        : {}),
   };
 }
 

@@ -1,6 +1,7 @@
 // The command lines of a local cluster's components: the flags that make them one
 // cluster on one machine (as kubeadm would wire them), before the caller's extra flags.
 import { join } from 'node:path';
+import { NODE_PLACEHOLDER } from '../api/local-path';
 import type { NodePorts } from './cluster-options';
 import { SANDBOX_IMAGE } from './containerd';
 import type { ClusterPaths } from './data-dir';
@@ -79,6 +80,9 @@ export function controllerManagerFlags(paths: ClusterPaths, port: number, extra:
     paths.caCert,
     '--cluster-signing-key-file',
     paths.caKey,
+    // The default StorageClass's provisioner: a directory per volume under its node's dir.
+    '--local-path-base-dir',
+    paths.nodeStorageDir(NODE_PLACEHOLDER),
     ...extra,
   ];
 }

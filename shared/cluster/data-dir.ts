@@ -28,6 +28,8 @@ export function clusterPaths(dataDir: string) {
     /** A node agent's root dir (by node name, or SIMULATED_NODES): its kubeconfig, pki, containerd. */
     nodeDir: (name: string) => join(dataDir, 'nodes', name),
     nodeKubeconfig: (name: string) => join(dataDir, 'nodes', name, 'kubeconfig'),
+    /** A node's local-path volumes (the controller manager's --local-path-base-dir, with {node}). */
+    nodeStorageDir: (name: string) => join(dataDir, 'nodes', name, 'storage'),
     /** What runs (PIDs, containerds, routes), for `tkube down` of a detached cluster. */
     stateFile: join(dataDir, 'cluster.json'),
   };

@@ -31,6 +31,7 @@ import type { RunningContainerd } from './containerd';
 import { clusterPaths, type ClusterPaths } from './data-dir';
 import { frontProxyFlags } from './front-proxy';
 import { restoreHostSettings } from './host-forwarding';
+import { ensureLocalPathStorage } from './local-path-storage';
 import { ensureMetricsServerRBAC } from './metrics-server-rbac';
 import {
   defaultNodePorts,
@@ -198,6 +199,7 @@ export class LocalCluster {
     progress('credentials', 'done');
 
     if (controllerManager) {
+      await this.asAdmin(ensureLocalPathStorage);
       progress('controller-manager', 'start');
       const port = o.controllerManagerPort ?? 10257;
       const cm = this.start(
@@ -271,12 +273,7 @@ export class LocalCluster {
   /** metrics-server with the RBAC it needs, registered through the aggregation layer as v1beta1.metrics.k8s.io. */
   private async startMetricsServer(timeout: number): Promise<void> {
     await writeMetricsServerCredentials(this.paths, this.server);
-    const admin = Client.create(loadKubeconfig(this.kubeconfig), { http2: false });
-    try {
-      await ensureMetricsServerRBAC(admin);
-    } finally {
-      await admin.close();
-    }
+    await this.asAdmin(ensureMetricsServerRBAC);
     const ms = this.start(
       'metrics-server',
       metricsServerFlags(this.paths, this.o.metricsServerArgs),
@@ -294,6 +291,16 @@ export class LocalCluster {
       'metrics-server registered',
       ms.exited,
     );
+  }
+
+  /** A bootstrap step (kubeadm's addons) done with the admin's credentials. */
+  private async asAdmin(step: (admin: Client) => Promise<void>): Promise<void> {
+    const admin = Client.create(loadKubeconfig(this.kubeconfig), { http2: false });
+    try {
+      await step(admin);
+    } finally {
+      await admin.close();
+    }
   }
 
   /** One node agent per node, each with its own credentials, ports and pod CIDR; waits for Ready nodes. */

@@ -14,6 +14,7 @@ import { PodSecurity } from './pod-security';
 import { AdmissionWebhook } from './webhook';
 import { ValidatingAdmissionPolicy } from './validating-policy';
 import { MutatingAdmissionPolicy } from './mutating-policy';
+import { PersistentVolumeClaimResize } from './pvc-resize';
 import {
   AlwaysAdmit,
   AlwaysDeny,
@@ -70,7 +71,7 @@ const ORDERED: [string, Factory][] = [
   ['DefaultStorageClass', (c) => new DefaultStorageClass(c.registry)],
   ['StorageObjectInUseProtection', () => new StorageObjectInUseProtection()],
   ['OwnerReferencesPermissionEnforcement', null],
-  ['PersistentVolumeClaimResize', null],
+  ['PersistentVolumeClaimResize', (c) => new PersistentVolumeClaimResize(c.registry)],
   ['RuntimeClass', (c) => new RuntimeClass(c.registry)],
   ['CertificateApproval', null],
   ['CertificateSigning', null],

@@ -1,6 +1,6 @@
 // The StatefulSet controller (pkg/controller/statefulset): pods with stable
 // identities <set>-<ordinal> (hostname, subdomain, pod-name and pod-index
-// labels, one PersistentVolumeClaim per volumeClaimTemplate), created in
+// labels, one PersistentVolumeClaim per volumeClaimTemplate: claims.ts), created in
 // ordinal order and each waited for when podManagementPolicy is OrderedReady
 // (all at once with Parallel), removed from the highest ordinal down, and
 // updated through ControllerRevisions: RollingUpdate replaces pods from the
@@ -31,6 +31,7 @@ import { isPodAvailable, isPodReady } from '../util/pod';
 import { updateStatus } from '../util/status';
 import { CONTROLLER_REVISION_HASH, applyRevision, ensureRevision, sortRevisions } from '../util/history';
 import { jsonClone } from '../../../shared/api/json-value';
+import { StatefulSetClaims, claimName } from './claims';
 
 export const POD_NAME_LABEL = 'statefulset.kubernetes.io/pod-name';
 export const POD_INDEX_LABEL = 'apps.kubernetes.io/pod-index';
@@ -50,7 +51,6 @@ const isFailed = (p: Obj) => p.status?.phase === 'Failed';
 const isSucceeded = (p: Obj) => p.status?.phase === 'Succeeded';
 const isRunningAndReady = (p: Obj) => p.status?.phase === 'Running' && isPodReady(p);
 const revisionOfPod = (p: Obj) => p.metadata.labels?.[CONTROLLER_REVISION_HASH] ?? '';
-const claimName = (t: Obj, set: Obj, ordinal: number) => `${t.metadata.name}-${set.metadata.name}-${ordinal}`;
 
 function startOrdinal(set: Obj): number {
   return set.spec?.ordinals?.start ?? 0;
@@ -64,7 +64,7 @@ export class StatefulSetController extends QueueController {
   private readonly setClient: ResourceClient<Obj>;
   private readonly podClient: ResourceClient<Obj>;
   private readonly revClient: ResourceClient<Obj>;
-  private readonly pvcClient: ResourceClient<Obj>;
+  private readonly claims: StatefulSetClaims;
   private readonly recorder: EventRecorderLike;
 
   constructor(ctx: ControllerContext, workers = intOption(ctx, 'concurrentStatefulsetSyncs', 5)) {
@@ -76,8 +76,12 @@ export class StatefulSetController extends QueueController {
     this.setClient = ctx.client.resource<Obj>('statefulsets.apps');
     this.podClient = ctx.client.resource<Obj>('pods');
     this.revClient = ctx.client.resource<Obj>('controllerrevisions.apps');
-    this.pvcClient = ctx.client.resource<Obj>('persistentvolumeclaims');
     this.recorder = ctx.recorder('statefulset-controller');
+    this.claims = new StatefulSetClaims(
+      this.pvcInformer,
+      ctx.client.resource<Obj>('persistentvolumeclaims'),
+      this.recorder,
+    );
     this.waitFor(this.setInformer, this.podInformer, this.revInformer, this.pvcInformer);
 
     this.setInformer.addEventHandler({
@@ -237,8 +241,13 @@ export class StatefulSetController extends QueueController {
         pod = undefined;
       }
       if (!pod) {
+        if (this.claims.isStale(set, ordinal)) {
+          // Nothing else wakes the set when the old claim goes.
+          this.enqueueAfter(keyOf(set), 1000);
+          return done();
+        }
         const fresh = podFor(ordinal);
-        await this.createPersistentVolumeClaims(set, ordinal);
+        await this.claims.createMissing(set, ordinal);
         try {
           const created = await this.podClient.namespace(ns).create(fresh);
           this.recorder.event(
@@ -270,6 +279,9 @@ export class StatefulSetController extends QueueController {
         if (monotonic) return done();
         continue;
       }
+      // A pending pod's claims are made again if they went (createMissingPersistentVolumeClaims).
+      if (pod.status?.phase === 'Pending') await this.claims.createMissing(set, ordinal);
+      await this.claims.updateOwners(set, pod, ordinal, false);
       const healthy = isRunningAndReady(pod) && isPodAvailable(pod, minReady, now);
       if (!healthy) {
         firstUnhealthy ??= pod;
@@ -288,6 +300,9 @@ export class StatefulSetController extends QueueController {
       }
     }
 
+    // Claims of condemned pods change owner first (whenScaled=Delete: the pod), so they go with it.
+    for (const pod of condemned)
+      if (!isTerminating(pod)) await this.claims.updateOwners(set, pod, parentAndOrdinal(pod)!.ordinal, true);
     // Scale down from the highest ordinal; in order, one at a time.
     for (const target of condemned) {
       if (isTerminating(target)) {
@@ -356,45 +371,6 @@ export class StatefulSetController extends QueueController {
       pod.metadata.annotations = { ...meta.annotations };
     if (meta.finalizers?.length) pod.metadata.finalizers = [...meta.finalizers];
     return pod;
-  }
-
-  private async createPersistentVolumeClaims(set: Obj, ordinal: number): Promise<void> {
-    const ns = set.metadata.namespace!;
-    for (const t of (set.spec?.volumeClaimTemplates ?? []) as Obj[]) {
-      const name = claimName(t, set, ordinal);
-      if (this.pvcInformer.indexer.getByKey(`${ns}/${name}`)) continue;
-      const claim: Obj = {
-        apiVersion: 'v1',
-        kind: 'PersistentVolumeClaim',
-        metadata: {
-          name,
-          namespace: ns,
-          labels: { ...(t.metadata.labels ?? {}), ...(set.spec?.selector?.matchLabels ?? {}) },
-          ...(t.metadata.annotations ? { annotations: { ...t.metadata.annotations } } : {}),
-        },
-        spec: jsonClone(t.spec ?? {}),
-      };
-      try {
-        await this.pvcClient.namespace(ns).create(claim);
-        this.recorder.event(
-          set,
-          'Normal',
-          'SuccessfulCreate',
-          'Create',
-          `create Claim ${name} Pod ${set.metadata.name}-${ordinal} in StatefulSet ${set.metadata.name} success`,
-        );
-      } catch (err) {
-        if (isAlreadyExists(err)) continue;
-        this.recorder.event(
-          set,
-          'Warning',
-          'FailedCreate',
-          'Create',
-          `create Claim ${name} for Pod ${set.metadata.name}-${ordinal} in StatefulSet ${set.metadata.name} failed error: ${errMessage(err)}`,
-        );
-        throw err;
-      }
-    }
   }
 
   private async deletePod(set: Obj, pod: Obj): Promise<void> {

@@ -273,10 +273,18 @@ registerKindRules('', 'PersistentVolumeClaim', {
     const oldSpec = spec(old);
     const newSpec = spec(o);
     const oldBetaClass = asObj(asObj(old.metadata)?.annotations)?.[BETA_STORAGE_CLASS];
+    // Only a bound claim's storage request may change (PersistentVolumeClaimResize admission decides growth).
+    const bound = asObj(old.status)?.phase === 'Bound';
+    const storageOf = (s: Obj) => asObj(asObj(s.resources)?.requests)?.storage;
+    const resourcesWithOldStorage = (s: Obj) => {
+      const res = asObj(s.resources);
+      if (!bound || !res || !asObj(res.requests)) return res;
+      return { ...res, requests: { ...asObj(res.requests), storage: storageOf(oldSpec) } };
+    };
     // The binder sets volumeName once, and (RetroactiveDefaultStorageClass, GA) a class that was never named.
     const strip = (s: Obj) => ({
       ...s,
-      resources: undefined,
+      resources: resourcesWithOldStorage(s),
       volumeAttributesClassName: undefined,
       volumeName: isSet(oldSpec.volumeName) && oldSpec.volumeName !== '' ? s.volumeName : undefined,
       storageClassName:
@@ -286,12 +294,32 @@ registerKindRules('', 'PersistentVolumeClaim', {
           ? undefined
           : s.storageClassName,
     });
-    if (semanticEqual(strip(newSpec), strip(oldSpec))) return [];
-    return [
-      forbidden(
-        'spec',
-        'spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims',
-      ),
-    ];
+    const errs: FieldError[] = [];
+    if (!semanticEqual(strip(newSpec), strip(oldSpec)))
+      errs.push(
+        forbidden(
+          'spec',
+          'spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims',
+        ),
+      );
+    // RecoverVolumeExpansionFailure (GA 1.34): a request may shrink back, but not to the capacity or below.
+    const size = (v: unknown) => {
+      try {
+        return isSet(v) ? parseQuantity(String(v)) : undefined;
+      } catch {
+        return undefined;
+      }
+    };
+    const newSize = size(storageOf(newSpec));
+    const oldSize = size(storageOf(oldSpec));
+    const capacity = size(asObj(asObj(old.status)?.capacity)?.storage) ?? parseQuantity('0');
+    if (
+      newSize &&
+      oldSize &&
+      compareQuantity(newSize, oldSize) < 0 &&
+      compareQuantity(newSize, capacity) <= 0
+    )
+      errs.push(forbidden('spec.resources.requests.storage', 'field can not be less than status.capacity'));
+    return errs;
   },
 });
