@@ -53,7 +53,7 @@ describe('CRI runtime against a real containerd', function () {
   ): CriRuntime {
     const r = new CriRuntime({
       client: new CriClient({ runtimeEndpoint: endpoint, requestTimeoutMs: 30_000 }),
-      pod: { cgroupRoot: `/tkube-test-${process.pid}`, clusterDNS: [], clusterDomain: '', resolvConf: '' },
+      pod: { cgroupRoot: `/tkube-test-${process.pid}` },
       memoryCapacityBytes: 8 * GiB,
       podLogDirectory: (p) => join(logs, `${p.metadata.namespace}_${p.metadata.name}_${p.metadata.uid}`),
       sandboxImage: 'registry.k8s.io/pause:3.10',

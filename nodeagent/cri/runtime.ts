@@ -11,6 +11,7 @@
 import { relative } from 'node:path';
 import { realClock, type Clock, type Timer } from '../../shared/client/clock';
 import { logger } from '../../shared/log';
+import type { ResolverConfig } from '../pods/dns';
 import type { LogRotation } from '../pods/logs';
 import type {
   ContainerConfig,
@@ -174,13 +175,14 @@ export class CriRuntime implements ContainerRuntime {
 
   // ---- sandboxes -------------------------------------------------------------------
 
-  async ensureSandbox(pod: any): Promise<SandboxResult> {
+  async ensureSandbox(pod: any, dns?: () => ResolverConfig): Promise<SandboxResult> {
     const uid = pod.metadata.uid;
     let sb = this.sandboxes.get(uid);
     if (sb?.ready) return { podIPs: sb.podIPs };
     const attempt = sb ? sb.attempt + 1 : 0;
     if (sb) await this.dropSandbox(sb);
-    const config = podSandboxConfig(pod, attempt, this.o.podLogDirectory(pod), this.o.pod);
+    const resolver = dns?.() ?? { servers: [], searches: [], options: [] };
+    const config = podSandboxConfig(pod, attempt, this.o.podLogDirectory(pod), this.o.pod, resolver);
     let id: string;
     try {
       id = (
