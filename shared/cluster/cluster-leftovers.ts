@@ -15,7 +15,14 @@ import { killProcessesUnder, mountsUnder, unmountUnder, type HostProcess } from 
 function ownedDirs(dataDir: string) {
   const d = (name: string) => join(dataDir, name);
   return {
-    processes: [d('apiserver'), d('controller-manager'), d('metrics-server'), d('nodes'), d('registry')],
+    processes: [
+      d('apiserver'),
+      d('controller-manager'),
+      d('metrics-server'),
+      d('dns'),
+      d('nodes'),
+      d('registry'),
+    ],
     mounts: d('nodes'),
   };
 }

@@ -19,6 +19,7 @@ export function clusterPaths(dataDir: string) {
     // The scheduler runs inside the controller manager, but as kube-scheduler's own user.
     schedulerKubeconfig: join(dataDir, 'controller-manager', 'scheduler.kubeconfig'),
     metricsServerKubeconfig: join(dataDir, 'metrics-server', 'kubeconfig'),
+    dnsKubeconfig: join(dataDir, 'dns', 'kubeconfig'),
     images: join(dataDir, 'images'),
     registry: join(dataDir, 'registry'),
     /** A node agent's root dir (by node name, or SIMULATED_NODES): its kubeconfig, pki, containerd. */

@@ -2,7 +2,7 @@
 // controller manager and node agents, each with its own credentials, in one
 // data directory that a restart reuses — and, with the containerd runtime, a
 // containerd per node (containerd.ts) started before its agent and stopped
-// after it. Used by `tkube up` and the e2e tests. This class keeps the order of
+// after it, and the cluster DNS (cluster-dns.ts). Used by `tkube up` and the e2e tests. This class keeps the order of
 // up and down; the command lines are in component-flags.ts, the credentials in
 // cluster-credentials.ts, the record for `tkube down` in cluster-state.ts.
 import { execFileSync } from 'node:child_process';
@@ -11,6 +11,7 @@ import { join, resolve } from 'node:path';
 import { Client } from '../client/client';
 import { loadKubeconfig } from '../client/kubeconfig';
 import { writeClusterCredentials, writeMetricsServerCredentials } from './cluster-credentials';
+import { clusterDNSAgentFlags, startClusterDNS } from './cluster-dns';
 import { removeClusterLeftovers } from './cluster-leftovers';
 import type { LocalClusterOptions, NodePorts } from './cluster-options';
 import { writeClusterState } from './cluster-state';
@@ -173,6 +174,7 @@ export class LocalCluster {
 
     const runtimeArgs =
       nodes > 0 && o.runtime === 'containerd' ? await this.startContainerds(nodes) : undefined;
+    if (runtimeArgs && o.clusterDNS !== false) await this.startClusterDNS(timeout);
     if (nodes > 0) {
       progress('nodes', 'start', `${nodes}${simulated ? ' simulated' : ''}`);
       if (simulated) await this.startSimulatedNodes(nodes, timeout);
@@ -221,6 +223,23 @@ export class LocalCluster {
     return args;
   }
 
+  /** The DNS server on node 0's bridge behind kube-system/kube-dns, before any pod could ask it. */
+  private async startClusterDNS(timeoutMs: number): Promise<void> {
+    const progress = this.o.progress ?? (() => {});
+    progress('dns', 'start');
+    const dns = await startClusterDNS({
+      paths: this.paths,
+      server: this.server,
+      serviceCIDR: this.serviceCIDR,
+      podCIDR: this.podCIDR(0),
+      bridge: this.containerds[0].bridge,
+      start: (args) => this.start('dns', args, 'dns'),
+      timeoutMs,
+      extra: this.o.dnsArgs,
+    });
+    progress('dns', 'done', `kube-system/kube-dns ${dns.clusterIP}, served on ${dns.address}:53`);
+  }
+
   /** metrics-server with the RBAC it needs, registered through the aggregation layer as v1beta1.metrics.k8s.io. */
   private async startMetricsServer(timeout: number): Promise<void> {
     await writeMetricsServerCredentials(this.paths, this.server);
@@ -258,7 +277,7 @@ export class LocalCluster {
         ports: this.ports(i),
         podCIDR: this.podCIDR(i),
         runtime: runtimeArgs?.[i],
-        extra: this.o.nodeagentArgs?.(i),
+        extra: [...clusterDNSAgentFlags(this.serviceCIDR), ...(this.o.nodeagentArgs?.(i) ?? [])],
       });
       started.push(this.start('nodeagent', flags, nodeName(i)));
     }
@@ -274,7 +293,10 @@ export class LocalCluster {
 
   /** One node agent hosting every node (--simulated-nodes); waits until all of them are Ready. */
   private async startSimulatedNodes(nodes: number, timeout: number): Promise<void> {
-    const flags = simulatedNodesFlags(this.paths, nodes, this.ports(0), this.o.nodeagentArgs?.(0));
+    const flags = simulatedNodesFlags(this.paths, nodes, this.ports(0), [
+      ...clusterDNSAgentFlags(this.serviceCIDR),
+      ...(this.o.nodeagentArgs?.(0) ?? []),
+    ]);
     const p = this.start('nodeagent', flags, SIMULATED_NODES);
     // Generous: a thousand registrations take a while on a loaded machine.
     await waitUntil(
