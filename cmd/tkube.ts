@@ -9,7 +9,6 @@ import type { NodeRuntime, Step } from '../shared/cluster/cluster-options';
 import { stopRecordedCluster } from '../shared/cluster/cluster-state';
 import { LocalCluster } from '../shared/cluster/local-cluster';
 import { writeComponentKubeconfig } from '../shared/cluster/credentials';
-import type { RouteResult } from '../shared/cluster/service-route';
 import { startIdleGc } from '../shared/heap/idle-gc';
 import { envtestAssetsCommand } from './envtest-assets';
 
@@ -20,6 +19,7 @@ const LABELS: Record<Step, string> = {
   images: 'Building the offline images and starting containerd per node',
   dns: 'Starting the cluster DNS',
   nodes: 'Starting node agents and waiting for Ready nodes',
+  'service-proxy': 'Starting the service proxy per node',
   ready: 'Cluster ready',
 };
 
@@ -90,14 +90,28 @@ function nodeCIDRs(clusterCIDR: string, nodes: number): (i: number) => string {
 const runtimeLabel = (r: NodeRuntime | undefined) =>
   r === 'containerd' ? 'on containerd' : r === 'fake' ? 'simulated' : 'on the fake runtime';
 
-/** What was done so that ClusterIPs (no service proxy runs) fail on this host instead of leaving it. */
-function serviceRouteLine(r: RouteResult | undefined): string {
-  if (!r) return '';
-  const lines = r.installed.map(
-    (cidr) =>
-      `Service CIDR ${cidr}: unreachable from this host (ip route add unreachable ${cidr}) until stop`,
-  );
-  return [...lines, ...r.skipped.map((why) => `Service CIDR ${why}`)].join('\n');
+/** The Service CIDR, the proxy's mode or why none runs, and what keeps ClusterIPs on this host. */
+function servicesLines(cluster: LocalCluster, runtime: NodeRuntime | undefined): string {
+  const p = cluster.serviceProxy;
+  const proxy = !p
+    ? runtime === 'containerd'
+      ? 'no service proxy (no nodes)'
+      : 'no service proxy (no pod runs for real on these nodes)'
+    : 'mode' in p
+      ? `service proxy on every node, ${p.mode} mode: ClusterIPs and NodePorts reach pods from pods and from this host`
+      : `no service proxy: ${p.why}; ClusterIPs do not answer`;
+  const r = cluster.serviceRoute;
+  const routed = p && 'routedThrough' in p && p.routedThrough;
+  const route = routed
+    ? [`  routed through ${routed} (unallocated ClusterIPs are rejected there) until stop`]
+    : (r?.installed ?? []).map(
+        (cidr) => `  unreachable from this host (ip route add unreachable ${cidr}) until stop`,
+      );
+  return [
+    `Service CIDR ${cluster.serviceCIDR}: ${proxy}`,
+    ...route,
+    ...(r?.skipped ?? []).map((why) => `  ${why}`),
+  ].join('\n');
 }
 
 const program = new Command('tkube').description(
@@ -170,6 +184,7 @@ program
       etcdServers: o.etcdServers ? String(o.etcdServers).split(',') : undefined,
       controllerManager: o.controllerManager,
       unreachableServiceRoute: true,
+      serviceProxy: true,
       detached: !!o.detach,
       progress: progressDisplay(),
       onRestart: (r) =>
@@ -216,7 +231,7 @@ program
     const kc = resolve(cluster.kubeconfig);
     console.log(`
 tkube is running: apiserver ${cluster.server}, ${o.nodes} node(s) ${runtimeLabel(runtime)}${o.etcdServers ? `, etcd ${o.etcdServers}` : ', embedded store'}
-${serviceRouteLine(cluster.serviceRoute)}
+${servicesLines(cluster, runtime)}
 
   export KUBECONFIG=${kc}
   kubectl get nodes

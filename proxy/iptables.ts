@@ -84,6 +84,15 @@ export function iptablesRestoreText(
   };
   for (const c of ['SERVICES', 'EXTERNAL-SERVICES', 'FORWARD']) add(filter, `${P}-${c}`);
   for (const c of ['SERVICES', 'NODEPORTS', 'POSTROUTING', 'MARK-MASQ']) add(nat, `${P}-${c}`);
+  if (rs.scope) {
+    // Another node's connection on a shared kernel is its own proxy's (one CIDR and one address
+    // can be negated in a rule: the node's pod CIDR and its first IP).
+    const dst = rs.scope.destinations[0];
+    const guard = `! -s ${rs.scope.sources[0]}${dst ? ` ! -d ${dst}/32` : ''} -m comment --comment ${q('another node of this host')} -j RETURN`;
+    add(filter, `${P}-SERVICES`, guard);
+    add(filter, `${P}-EXTERNAL-SERVICES`, guard);
+    add(nat, `${P}-SERVICES`, guard);
+  }
   add(nat, `${P}-MARK-MASQ`, `-j MARK --or-mark ${MARK}`);
   add(nat, `${P}-POSTROUTING`, `-m mark ! --mark ${MARK}/${MARK} -j RETURN`);
   add(nat, `${P}-POSTROUTING`, `-j MARK --xor-mark ${MARK}`);

@@ -25,6 +25,11 @@ export interface ModelOptions {
   masqueradeAll: boolean;
   /** --nodeport-addresses: CIDRs and/or "primary"; empty: every local address. */
   nodePortAddresses: string[];
+  /**
+   * --scope-source-cidrs: with several nodes on one kernel, only connections from these (this
+   * node's pod CIDR) or to nodeIPs are this proxy's; empty: every connection.
+   */
+  scopeSourceCIDRs?: string[];
 }
 
 export interface ProxyEndpoint {
@@ -70,6 +75,14 @@ export interface RuleSet {
   masqueradeAll: boolean;
   /** Destination addresses of NodePorts; "local": any local address but loopback. */
   nodePortIPs: string[] | 'local';
+  /** The connections this proxy handles, when it shares the kernel with other nodes' proxies. */
+  scope?: TrafficScope;
+}
+
+/** New connections from one of sources, or to one of destinations (this node's IPs). */
+export interface TrafficScope {
+  sources: string[];
+  destinations: string[];
 }
 
 /** sessionAffinityConfig.clientIP.timeoutSeconds' default (3 h). */
@@ -218,5 +231,8 @@ export function buildRuleSet(services: Service[], slices: EndpointSlice[], o: Mo
     clusterCIDRs: o.clusterCIDRs,
     masqueradeAll: o.masqueradeAll,
     nodePortIPs: nodePortIPs(o),
+    ...(o.scopeSourceCIDRs?.length
+      ? { scope: { sources: o.scopeSourceCIDRs, destinations: o.nodeIPs.filter(isIPv4) } }
+      : {}),
   };
 }

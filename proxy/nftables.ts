@@ -60,21 +60,44 @@ export function nftTable(rs: RuleSet, tableName: string): NftTable {
   const clusterCIDRs = rs.clusterCIDRs.length ? list(rs.clusterCIDRs) : undefined;
   const nodePortMatch =
     rs.nodePortIPs === 'local' ? 'fib daddr type local ip daddr != 127.0.0.0/8' : 'ip daddr @nodeport-ips';
+  // Another node's connection on a shared kernel: its own proxy's table handles it (the base
+  // chain's return leaves the packet to the other tables).
+  const outOfScope = rs.scope
+    ? [
+        [
+          `ip saddr != ${list(rs.scope.sources)}`,
+          ...(rs.scope.destinations.length ? [`ip daddr != ${list(rs.scope.destinations)}`] : []),
+          'return',
+        ].join(' '),
+      ]
+    : [];
 
   chain(
     'filter-input',
-    ['ct state new jump nodeport-endpoints-check', 'ct state new jump service-endpoints-check'],
+    [
+      ...outOfScope,
+      'ct state new jump nodeport-endpoints-check',
+      'ct state new jump service-endpoints-check',
+    ],
     FILTER('input', -110),
   );
   chain(
     'filter-forward',
-    ['ct state new jump service-endpoints-check', 'ct state new jump cluster-ips-check'],
+    [...outOfScope, 'ct state new jump service-endpoints-check', 'ct state new jump cluster-ips-check'],
     FILTER('forward', -110),
   );
-  chain('filter-output', ['ct state new jump service-endpoints-check'], FILTER('output', -110));
-  chain('filter-output-post-dnat', ['ct state new jump cluster-ips-check'], FILTER('output', -90));
-  chain('nat-prerouting', ['jump services'], NAT('prerouting', -100));
-  chain('nat-output', ['jump services'], NAT('output', -100));
+  chain(
+    'filter-output',
+    [...outOfScope, 'ct state new jump service-endpoints-check'],
+    FILTER('output', -110),
+  );
+  chain(
+    'filter-output-post-dnat',
+    [...outOfScope, 'ct state new jump cluster-ips-check'],
+    FILTER('output', -90),
+  );
+  chain('nat-prerouting', [...outOfScope, 'jump services'], NAT('prerouting', -100));
+  chain('nat-output', [...outOfScope, 'jump services'], NAT('output', -100));
   chain('nat-postrouting', ['jump masquerading'], NAT('postrouting', 100));
   chain('mark-for-masquerade', [`meta mark set meta mark or ${MASQUERADE_MARK}`]);
   chain('masquerading', [

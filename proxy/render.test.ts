@@ -36,6 +36,22 @@ describe('proxy renderers (golden)', () => {
     assertGolden('masquerade-all.nft', nftReplaceScript(nftTable(rs, TABLE)));
   });
 
+  // Two nodes on one kernel: each proxy's table handles its own pods' connections and those to its IPs.
+  const scoped = () =>
+    buildRuleSet(fixtureServices.slice(0, 1), fixtureSlices, {
+      ...fixtureOptions,
+      nodePortAddresses: ['primary'],
+      scopeSourceCIDRs: ['10.244.0.0/24'],
+    });
+
+  it('nftables: a table scoped to one node of a shared kernel', () => {
+    assertGolden('scoped.nft', nftReplaceScript(nftTable(scoped(), TABLE)));
+  });
+
+  it('iptables: chains scoped to one node of a shared kernel', () => {
+    assertGolden('scoped.iptables', iptablesRestoreText(scoped()));
+  });
+
   it('iptables: nat and filter chains for iptables-restore --noflush', () => {
     assertGolden('fixtures.iptables', iptablesRestoreText(all()));
   });

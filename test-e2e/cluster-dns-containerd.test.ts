@@ -4,14 +4,22 @@
 // as the node agent writes them, and from a busybox pod nslookup of Services
 // by full and short name, a headless Service, a pod under its subdomain, SRV
 // and PTR, asked of the DNS server's own address (node 0's bridge gateway: no
-// service proxy needed). The server forwards nothing (--upstream none): no
-// name is asked off this machine.
+// service proxy needed), and, where the service proxy can run, through the
+// pod's own resolv.conf nameserver: the kube-dns ClusterIP. The server forwards
+// nothing (--upstream none): no name is asked off this machine. The Service
+// CIDR is a block of 198.18.0.0/15 of this process, routed unreachable before
+// anything starts and through the first node's bridge once the proxy programmed
+// it; the ClusterIP is checked to be routed there before a pod dials it.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { parseResolvConf } from '../nodeagent/pods/dns';
 import { runtimeTestsUnavailable, testImagesDir, testPodCIDR } from '../nodeagent/cri/testing';
-import { podCIDRGateway } from '../shared/cluster/node-addresses';
-import { waitUntil } from '../shared/cluster/process';
+import { clusterDNSIP } from '../shared/cluster/cluster-dns';
+import { serviceProxyUnavailable } from '../shared/cluster/cluster-proxy';
+import { indexedIP, podCIDRGateway } from '../shared/cluster/node-addresses';
+import { findOnPath, waitUntil } from '../shared/cluster/process';
+import { testServiceCIDR } from '../shared/cluster/service-route.test-support';
 import { startCluster } from './support/cluster';
 import { kubectl, kubectlAvailable } from './support/kubectl';
 
@@ -20,6 +28,10 @@ describe('cluster DNS on containerd: kube-dns, pod resolv.conf and hosts, answer
   let cluster: Awaited<ReturnType<typeof startCluster>>;
   const podCIDR = testPodCIDR();
   const gateway = podCIDRGateway(podCIDR);
+  const { cidr: serviceCIDR } = testServiceCIDR(24, 1);
+  const dnsIP = clusterDNSIP(serviceCIDR);
+  const kubernetesIP = indexedIP(serviceCIDR, 1);
+  const noProxy = serviceProxyUnavailable() ?? (findOnPath('nft') ? undefined : 'nft is not installed');
 
   const ok = async (args: string[], input?: string) => {
     const r = await kubectl(cluster.kubeconfig, args, { input });
@@ -63,6 +75,10 @@ describe('cluster DNS on containerd: kube-dns, pod resolv.conf and hosts, answer
     cluster = await startCluster({
       runtime: 'containerd',
       podCIDR: () => podCIDR,
+      serviceCIDR,
+      unreachableServiceRoute: true,
+      serviceProxy: !noProxy,
+      proxyRules: { table: `tkube-dns-e2e-${process.pid}`, chainPrefix: 'TKD' },
       dnsArgs: ['--upstream', 'none'],
       metricsServer: false,
       timeoutMs: 90_000,
@@ -112,7 +128,7 @@ describe('cluster DNS on containerd: kube-dns, pod resolv.conf and hosts, answer
 
   it('has the kube-dns Service at .10 without a selector, its EndpointSlice at the bridge gateway', async () => {
     const svc = await json('get', 'service', '-n', 'kube-system', 'kube-dns');
-    assert.equal(svc.spec.clusterIP, '10.0.0.10');
+    assert.equal(svc.spec.clusterIP, dnsIP);
     assert.equal(svc.spec.selector, undefined);
     assert.equal(svc.metadata.labels['k8s-app'], 'kube-dns');
     assert.deepEqual(
@@ -142,7 +158,7 @@ describe('cluster DNS on containerd: kube-dns, pod resolv.conf and hosts, answer
     const searches = [...new Set([...clusterSearch, ...host.searches])];
     assert.equal(
       await exec('client', 'cat', '/etc/resolv.conf'),
-      `search ${searches.join(' ')}\nnameserver 10.0.0.10\noptions ndots:5\n`,
+      `search ${searches.join(' ')}\nnameserver ${dnsIP}\noptions ndots:5\n`,
     );
     const hostFile =
       (host.searches.length ? `search ${host.searches.join(' ')}\n` : '') +
@@ -201,9 +217,14 @@ describe('cluster DNS on containerd: kube-dns, pod resolv.conf and hosts, answer
     // kind and kubeadm too; SERVFAIL here, where the server forwards nothing.
     assert.match(
       await searched('kubernetes'),
-      /Name:\s+kubernetes\.default\.svc\.cluster\.local\s+Address:\s+10\.0\.0\.1\b/,
+      new RegExp(
+        `Name:\\s+kubernetes\\.default\\.svc\\.cluster\\.local\\s+Address:\\s+${ip(kubernetesIP)}\\b`,
+      ),
     );
-    assert.match(await lookup('kubernetes.default.svc.cluster.local'), /Address:\s+10\.0\.0\.1\b/);
+    assert.match(
+      await lookup('kubernetes.default.svc.cluster.local'),
+      new RegExp(`Address:\\s+${ip(kubernetesIP)}\\b`),
+    );
 
     // Every ready endpoint of the headless Service, once the endpointslice controller listed both.
     const headless = await waitUntil(
@@ -240,5 +261,40 @@ describe('cluster DNS on containerd: kube-dns, pod resolv.conf and hosts, answer
     ]);
     assert.notEqual(missing.code, 0);
     assert.match(missing.stdout + missing.stderr, /NXDOMAIN/);
+  });
+
+  it("resolves through the pod's resolv.conf nameserver, the kube-dns ClusterIP, once the service proxy DNATs it", async function () {
+    if (noProxy) {
+      console.warn(`skipping the ClusterIP lookups: ${noProxy}`);
+      this.skip();
+    }
+    const bridge = cluster.containerds[0].bridge;
+    const route = execFileSync('ip', ['route', 'get', dnsIP], { encoding: 'utf8' });
+    assert.match(route, new RegExp(`dev ${bridge} `), `${dnsIP} is routed to the cluster's bridge: ${route}`);
+    const web = (await json('get', 'service', 'web')).spec.clusterIP;
+    // No server given: busybox asks the nameserver of the pod's resolv.conf.
+    const own = async (name: string) => {
+      const r = await kubectl(cluster.kubeconfig, ['exec', 'client', '--', 'nslookup', name]);
+      return r.stdout + r.stderr;
+    };
+    const full = await waitUntil(
+      async () => {
+        const out = await own('kubernetes.default.svc.cluster.local');
+        return out.includes(`Address: ${kubernetesIP}`) ? out : undefined;
+      },
+      30_000,
+      'kubernetes.default.svc.cluster.local through the ClusterIP',
+    );
+    assert.match(full, new RegExp(`^Server:\\s+${ip(dnsIP)}\\n`));
+    assert.match(
+      await own('kubernetes'),
+      new RegExp(
+        `Name:\\s+kubernetes\\.default\\.svc\\.cluster\\.local\\s+Address:\\s+${ip(kubernetesIP)}\\b`,
+      ),
+    );
+    assert.match(
+      await own('web'),
+      new RegExp(`Name:\\s+web\\.default\\.svc\\.cluster\\.local\\s+Address:\\s+${ip(web)}\\b`),
+    );
   });
 });

@@ -141,6 +141,13 @@ export const proxyFlags: FlagSpec[] = [
     validate: cidrs,
   },
   {
+    name: 'scope-source-cidrs',
+    type: 'list',
+    default: [],
+    help: "tkube's own: for several nodes on one host (one kernel), each with its own proxy: handle only new connections from these CIDRs (the node's pod CIDR) or to the node's IPs (--node-ip-override), leaving the rest to the other nodes' proxies. Unset: every connection.",
+    validate: cidrs,
+  },
+  {
     name: 'nftables-table',
     type: 'string',
     default: DEFAULT_NFT_TABLE,

@@ -25,6 +25,7 @@ export interface ProxyConfig {
   clusterCIDRs: string[];
   serviceCIDRs: string[];
   nodePortAddresses: string[];
+  scopeSourceCIDRs: string[];
   masqueradeAll: boolean;
   healthzBindAddress: string;
   metricsBindAddress: string;
@@ -60,6 +61,7 @@ export function resolveConfig(values: FlagValues): ProxyConfig {
     clusterCIDRs: values.clusterCidr,
     serviceCIDRs: values.serviceClusterIpRange,
     nodePortAddresses: values.nodeportAddresses,
+    scopeSourceCIDRs: values.scopeSourceCidrs,
     masqueradeAll: values.masqueradeAll,
     healthzBindAddress: values.healthzBindAddress,
     metricsBindAddress: values.metricsBindAddress,
@@ -109,6 +111,7 @@ export async function startProxy(cfg: ProxyConfig, run: Runner = commandRunner()
       serviceCIDRs: cfg.serviceCIDRs,
       masqueradeAll: cfg.masqueradeAll,
       nodePortAddresses: cfg.nodePortAddresses,
+      scopeSourceCIDRs: cfg.scopeSourceCIDRs,
     },
     minSyncPeriodMs: cfg.minSyncPeriodMs,
     syncPeriodMs: cfg.syncPeriodMs,

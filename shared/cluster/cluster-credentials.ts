@@ -47,3 +47,13 @@ export function writeMetricsServerCredentials(paths: ClusterPaths, server: strin
     kubeconfig: paths.metricsServerKubeconfig,
   });
 }
+
+/** The service proxy's kubeconfig, as kube-proxy's user (bound to system:node-proxier). */
+export function writeProxyCredentials(paths: ClusterPaths, server: string): Promise<void> {
+  return writeComponentKubeconfig({
+    certDir: paths.certDir,
+    server,
+    subject: { commonName: 'system:kube-proxy' },
+    kubeconfig: paths.proxyKubeconfig,
+  });
+}

@@ -6,8 +6,6 @@
 // It serves on the host's address on node 0's pod bridge, which every pod on
 // this machine reaches; the Service has no selector, its EndpointSlice (not
 // the endpointslice controller's) points there, for the service proxy.
-import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { Client } from '../client/client';
 import { loadKubeconfig } from '../client/kubeconfig';
 import { isAlreadyExists } from '../client/errors';
@@ -144,30 +142,12 @@ async function writeEndpointSlice(admin: Client, address: string, metricsPort: n
   }
 }
 
-/**
- * Node 0's pod bridge with the host's gateway address, made before its first pod as the CNI
- * bridge plugin makes it (the plugin adopts a bridge that has its gateway address), so the
- * server can bind there before any pod exists. containerd's clean-up deletes it.
- */
-function ensureBridge(bridge: string, podCIDR: string): string {
-  const gateway = podCIDRGateway(podCIDR);
-  const prefix = podCIDR.split('/')[1];
-  if (!existsSync(`/sys/class/net/${bridge}`))
-    execFileSync('ip', ['link', 'add', bridge, 'type', 'bridge'], { stdio: 'pipe' });
-  const addrs = execFileSync('ip', ['-4', '-o', 'addr', 'show', 'dev', bridge], { encoding: 'utf8' });
-  if (!addrs.includes(` ${gateway}/${prefix} `))
-    execFileSync('ip', ['addr', 'add', `${gateway}/${prefix}`, 'dev', bridge], { stdio: 'pipe' });
-  execFileSync('ip', ['link', 'set', bridge, 'up'], { stdio: 'pipe' });
-  return gateway;
-}
-
 export interface ClusterDNSOptions {
   paths: ClusterPaths;
   server: string;
   serviceCIDR: string;
-  /** Node 0's pod CIDR and its containerd's bridge. */
+  /** Node 0's pod CIDR: its containerd made the bridge with the gateway address (containerd.ts). */
   podCIDR: string;
-  bridge: string;
   /** Starts the process as the launcher starts its components (supervised, recorded). */
   start(args: string[]): Proc;
   timeoutMs: number;
@@ -186,7 +166,7 @@ export interface RunningClusterDNS {
 export async function startClusterDNS(o: ClusterDNSOptions): Promise<RunningClusterDNS> {
   const admin = Client.create(loadKubeconfig(o.paths.kubeconfig), { http2: false });
   let clusterIP: string;
-  const address = ensureBridge(o.bridge, o.podCIDR);
+  const address = podCIDRGateway(o.podCIDR);
   const ports = { health: await freePort(), ready: await freePort(), metrics: await freePort() };
   try {
     await createMissing(admin, rbac());

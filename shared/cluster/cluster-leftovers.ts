@@ -20,6 +20,7 @@ function ownedDirs(dataDir: string) {
       d('controller-manager'),
       d('metrics-server'),
       d('dns'),
+      d('proxy'),
       d('nodes'),
       d('registry'),
     ],

@@ -2,7 +2,8 @@
 import type { Restart } from './supervisor';
 
 /** The phases of LocalCluster.up(), reported through progress(). */
-export type Step = 'apiserver' | 'credentials' | 'controller-manager' | 'images' | 'dns' | 'nodes' | 'ready';
+export type Step =
+  'apiserver' | 'credentials' | 'controller-manager' | 'images' | 'dns' | 'nodes' | 'service-proxy' | 'ready';
 
 /** How the node agents run pods: without processes, or in containers through their own containerd. */
 export type NodeRuntime = 'fake' | 'containerd';
@@ -51,8 +52,18 @@ export interface LocalClusterOptions {
   /** The apiserver's --service-cluster-ip-range; default 10.0.0.0/24 (its default). */
   serviceCIDR?: string;
   /**
-   * Route the service CIDR unreachable on the host while the cluster runs (as root): there
-   * is no service proxy, and the host would send ClusterIP traffic to its default gateway.
+   * containerd: run the service proxy, one per node, each in a table of its own (as root, with
+   * nft or iptables). One Service CIDR per host: `tkube up` runs it, tests that run clusters side
+   * by side do not (their ClusterIPs would be programmed by several clusters).
+   */
+  serviceProxy?: boolean;
+  /** The proxies' nft table and iptables chain prefix; node i's are derived (default tkube-proxy, TKUBE). */
+  proxyRules?: { table: string; chainPrefix: string };
+  proxyArgs?: (i: number) => string[];
+  /**
+   * Route the service CIDR unreachable on the host while the cluster runs (as root), else the
+   * host would send ClusterIP traffic to its default gateway; once the service proxy runs, it is
+   * routed through the first node's bridge instead (service-route.ts).
    * One host-wide route: `tkube up` sets it, tests that run clusters side by side do not.
    */
   unreachableServiceRoute?: boolean;

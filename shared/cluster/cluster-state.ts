@@ -5,7 +5,9 @@ import { resolve } from 'node:path';
 import { CriClient } from '../cri/client';
 import { removeAllPods, removeLeftovers } from './containerd';
 import { clusterPaths } from './data-dir';
-import { removeUnreachableRoutes } from './service-route';
+import { cleanupProxyRules, type ProxyRuleNames } from './cluster-proxy';
+import { restoreHostSettings } from './host-forwarding';
+import { removeUnreachableRoutes, routeUnreachableAgain } from './service-route';
 
 export interface ClusterState {
   pids: { name: string; pid: number }[];
@@ -15,6 +17,12 @@ export interface ClusterState {
   server: string;
   /** Service CIDRs routed unreachable while the cluster runs (removed when it stops). */
   unreachableRoutes?: string[];
+  /** The bridge they are routed through while the service proxies run. */
+  serviceRouteBridge?: string;
+  /** Each node proxy's rules, removed once the proxies stopped. */
+  proxyRules?: ProxyRuleNames[];
+  /** Host settings changed for the pods (host-forwarding.ts), undone at the end. */
+  hostSettings?: string;
 }
 
 export function writeClusterState(file: string, state: ClusterState): void {
@@ -27,11 +35,20 @@ export async function stopRecordedCluster(dataDir: string): Promise<string[]> {
   if (!existsSync(file)) return [];
   const state = JSON.parse(readFileSync(file, 'utf8')) as ClusterState;
   const stopped: string[] = [];
+  if (state.serviceRouteBridge)
+    routeUnreachableAgain(state.unreachableRoutes ?? [], state.serviceRouteBridge);
   // Recorded in start order: node agents stop before the apiserver.
   for (const { name, pid } of [...state.pids].reverse()) {
     if (!alive(pid)) continue;
     stopped.push(name);
     await stopPid(pid);
+  }
+  for (const rules of state.proxyRules ?? []) {
+    try {
+      cleanupProxyRules(rules);
+    } catch {
+      // no nft nor iptables any more: nothing of them is left either
+    }
   }
   for (const c of state.containerds ?? []) {
     const client = new CriClient({ runtimeEndpoint: c.endpoint, requestTimeoutMs: 10_000 });
@@ -41,6 +58,7 @@ export async function stopRecordedCluster(dataDir: string): Promise<string[]> {
     await removeLeftovers(c.dataDir);
     stopped.push('containerd');
   }
+  if (state.hostSettings) restoreHostSettings(state.hostSettings);
   for (const cidr of state.unreachableRoutes ?? []) removeUnreachableRoutes(cidr);
   rmSync(file, { force: true });
   return stopped;

@@ -4,11 +4,16 @@ import { join } from 'node:path';
 import type { NodePorts } from './cluster-options';
 import { SANDBOX_IMAGE } from './containerd';
 import type { ClusterPaths } from './data-dir';
-import { NODE_PREFIX, nodeIP, nodeName, SIMULATED_NODES } from './node-addresses';
+import { NODE_PREFIX, nodeName, SIMULATED_NODES } from './node-addresses';
 
 export interface ApiserverFlags {
   paths: ClusterPaths;
   port: number;
+  /**
+   * Where pods reach the apiserver (the kubernetes Service's endpoint): then it listens on every
+   * address, as kube-apiserver does by default. Unset: 127.0.0.1 only (no pod could reach it).
+   */
+  advertiseAddress?: string;
   serviceCIDR: string;
   etcdServers?: string[];
   /** The front proxy's flags (front-proxy.ts), for the aggregation layer. */
@@ -20,8 +25,9 @@ export function apiserverFlags(o: ApiserverFlags): string[] {
   return [
     '--secure-port',
     String(o.port),
-    '--bind-address',
-    '127.0.0.1',
+    ...(o.advertiseAddress
+      ? ['--bind-address', '0.0.0.0', '--advertise-address', o.advertiseAddress]
+      : ['--bind-address', '127.0.0.1']),
     '--data-dir',
     o.paths.apiserverData,
     '--cert-dir',
@@ -37,7 +43,8 @@ export function apiserverFlags(o: ApiserverFlags): string[] {
     'Node,RBAC',
     '--service-cluster-ip-range',
     o.serviceCIDR,
-    // No service proxy runs: webhooks, conversion webhooks and APIServices at a ready endpoint.
+    // Webhooks, conversion webhooks and APIServices at a ready endpoint, not their ClusterIP:
+    // the service proxy runs only with containerd nodes as root (cluster-proxy.ts).
     '--enable-aggregator-routing=true',
     ...(o.etcdServers?.length ? ['--etcd-servers', o.etcdServers.join(',')] : []),
     ...o.aggregation,
@@ -78,6 +85,8 @@ export function controllerManagerFlags(paths: ClusterPaths, port: number, extra:
 
 export interface NodeAgentFlags {
   paths: ClusterPaths;
+  /** Its InternalIP and the address it serves on (nodeAddress in node-addresses.ts). */
+  address: string;
   ports: NodePorts;
   podCIDR: string;
   /** The runtime's flags (containerdRuntimeFlags), or none for the agent's default runtime. */
@@ -85,7 +94,7 @@ export interface NodeAgentFlags {
   extra?: string[];
 }
 
-/** Node i's agent: its own name, loopback IP, ports, root dir and pod CIDR. */
+/** Node i's agent: its own name, address, ports, root dir and pod CIDR. */
 export function nodeAgentFlags(i: number, o: NodeAgentFlags): string[] {
   const name = nodeName(i);
   const dir = o.paths.nodeDir(name);
@@ -95,9 +104,9 @@ export function nodeAgentFlags(i: number, o: NodeAgentFlags): string[] {
     '--hostname-override',
     name,
     '--node-ip',
-    nodeIP(i),
+    o.address,
     '--address',
-    nodeIP(i),
+    o.address,
     '--port',
     String(o.ports.port),
     '--read-only-port',

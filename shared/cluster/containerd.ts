@@ -25,6 +25,7 @@ import { CriClient } from '../cri/client';
 import { killProcessesUnder, unmountUnder, type HostProcess } from './leftovers';
 import { findOnPath, procOf, type Proc } from './process';
 import { removeIdlePortmapChains } from './portmap';
+import { podCIDRGateway } from './node-addresses';
 import { SupervisedProc, type SupervisorOptions } from './supervisor';
 
 export const SANDBOX_IMAGE = 'registry.k8s.io/pause:3.10';
@@ -46,6 +47,11 @@ export interface ContainerdOptions {
   dataDir: string;
   /** The node's pod CIDR: the bridge takes its first address, pods the rest. */
   podCIDR: string;
+  /**
+   * What pods reach through the host besides their own CIDR (the other nodes' pod CIDRs, the
+   * Service CIDR): routes via the gateway, and no default route, so nothing else is routed.
+   */
+  routes?: string[];
   sandboxImage?: string;
   /** OCI archives (*.tar) imported into the k8s.io namespace at start. */
   imagesDir?: string;
@@ -131,7 +137,12 @@ function cniConfig(o: ContainerdOptions, d: string, bridge: string): string {
           // No masquerading: pods reach the node and each other, nothing beyond.
           ipMasq: false,
           hairpinMode: true,
-          ipam: { type: 'host-local', ranges: [[{ subnet: o.podCIDR }]], dataDir: join(d, 'cni', 'ipam') },
+          ipam: {
+            type: 'host-local',
+            ranges: [[{ subnet: o.podCIDR }]],
+            routes: (o.routes ?? []).map((dst) => ({ dst })),
+            dataDir: join(d, 'cni', 'ipam'),
+          },
         },
         // Host ports (the sandbox's port mappings), each on its own host IP; only pods with one touch the host's rules.
         { type: 'portmap', capabilities: { portMappings: true } },
@@ -207,9 +218,22 @@ function quietly(file: string, args: string[]): void {
   }
 }
 
+/**
+ * The node's bridge with its gateway address, up: the CNI bridge plugin would make it only at
+ * the first pod, but the node agent serves on that address (the node's InternalIP) from the
+ * start. The plugin takes an existing bridge that has the gateway address as it is.
+ */
+function createBridge(bridge: string, podCIDR: string): void {
+  const prefix = podCIDR.split('/')[1];
+  if (!existsSync(`/sys/class/net/${bridge}`)) execFileSync('ip', ['link', 'add', bridge, 'type', 'bridge']);
+  execFileSync('ip', ['addr', 'replace', `${podCIDRGateway(podCIDR)}/${prefix}`, 'dev', bridge]);
+  execFileSync('ip', ['link', 'set', bridge, 'up']);
+}
+
 export async function startContainerd(o: ContainerdOptions): Promise<RunningContainerd> {
   const d = o.dataDir;
   const bridge = bridgeName(d);
+  createBridge(bridge, o.podCIDR);
   mkdirSync(join(d, 'cni', 'net.d'), { recursive: true });
   // The CNI conf must be there before containerd starts (a conf added later is picked up unreliably).
   writeFileSync(join(d, 'cni', 'net.d', '10-tkube.conflist'), cniConfig(o, d, bridge));

@@ -20,6 +20,10 @@ export function clusterPaths(dataDir: string) {
     schedulerKubeconfig: join(dataDir, 'controller-manager', 'scheduler.kubeconfig'),
     metricsServerKubeconfig: join(dataDir, 'metrics-server', 'kubeconfig'),
     dnsKubeconfig: join(dataDir, 'dns', 'kubeconfig'),
+    /** The service proxy's kubeconfig (system:kube-proxy). */
+    proxyKubeconfig: join(dataDir, 'proxy', 'kubeconfig'),
+    /** Host settings the cluster changed (sysctls), with their values before, to restore. */
+    hostSettings: join(dataDir, 'host-settings.json'),
     images: join(dataDir, 'images'),
     registry: join(dataDir, 'registry'),
     /** A node agent's root dir (by node name, or SIMULATED_NODES): its kubeconfig, pki, containerd. */

@@ -2,17 +2,32 @@
 // controller manager and node agents, each with its own credentials, in one
 // data directory that a restart reuses — and, with the containerd runtime, a
 // containerd per node (containerd.ts) started before its agent and stopped
-// after it, and the cluster DNS (cluster-dns.ts). Used by `tkube up` and the e2e tests. This class keeps the order of
-// up and down; the command lines are in component-flags.ts, the credentials in
-// cluster-credentials.ts, the record for `tkube down` in cluster-state.ts.
+// after it, a service proxy per node (cluster-proxy.ts) and the cluster DNS
+// (cluster-dns.ts). Used by `tkube up` and the e2e tests. This class keeps the
+// order of up and down; the command lines are in component-flags.ts, the
+// credentials in cluster-credentials.ts, the record for `tkube down` in
+// cluster-state.ts.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Client } from '../client/client';
 import { loadKubeconfig } from '../client/kubeconfig';
-import { writeClusterCredentials, writeMetricsServerCredentials } from './cluster-credentials';
+import {
+  writeClusterCredentials,
+  writeMetricsServerCredentials,
+  writeProxyCredentials,
+} from './cluster-credentials';
 import { clusterDNSAgentFlags, startClusterDNS } from './cluster-dns';
 import { removeClusterLeftovers } from './cluster-leftovers';
+import {
+  cleanupProxyRules,
+  DEFAULT_PROXY_CHAIN_PREFIX,
+  DEFAULT_PROXY_TABLE,
+  nodeProxyRules,
+  serviceProxyUnavailable,
+  startServiceProxies,
+  type ProxyRuleNames,
+} from './cluster-proxy';
 import type { LocalClusterOptions, NodePorts } from './cluster-options';
 import { writeClusterState } from './cluster-state';
 import {
@@ -27,7 +42,15 @@ import { startContainerd, type RunningContainerd } from './containerd';
 import { clusterPaths, type ClusterPaths } from './data-dir';
 import { frontProxyFlags } from './front-proxy';
 import { ensureMetricsServerRBAC } from './metrics-server-rbac';
-import { defaultNodePorts, nodeName, nodePodCIDR, SIMULATED_NODES } from './node-addresses';
+import { allowPodForwarding, restoreHostSettings } from './host-forwarding';
+import {
+  defaultNodePorts,
+  nodeAddress,
+  nodeName,
+  nodePodCIDR,
+  podCIDRGateway,
+  SIMULATED_NODES,
+} from './node-addresses';
 import {
   DIST,
   getWithKubeconfig,
@@ -38,7 +61,13 @@ import {
   type Proc,
 } from './process';
 import { startRegistry } from './registry';
-import { installUnreachableRoutes, removeUnreachableRoutes, type RouteResult } from './service-route';
+import {
+  installUnreachableRoutes,
+  removeUnreachableRoutes,
+  routeThroughBridge,
+  routeUnreachableAgain,
+  type RouteResult,
+} from './service-route';
 import { SupervisedProc, type SupervisorOptions } from './supervisor';
 
 // Where the benchmarks and e2e tests have always imported these from.
@@ -57,6 +86,10 @@ export class LocalCluster {
   private isUp = false;
   /** What up() did about the service CIDR's unreachable route (undefined: not asked to). */
   serviceRoute: RouteResult | undefined;
+  /** The service proxy: the mode its proxies chose, or why none runs (undefined: not asked for). */
+  serviceProxy: { mode: string; routedThrough?: string } | { why: string } | undefined;
+  /** What up() changed on the host for pods' forwarding (undone by down()). */
+  hostChanges: string[] = [];
   private stopping = false;
 
   constructor(o: LocalClusterOptions) {
@@ -74,6 +107,28 @@ export class LocalCluster {
 
   private ports(i: number): NodePorts {
     return this.o.nodePorts?.(i) ?? defaultNodePorts(i);
+  }
+
+  private get containerdNodes(): number {
+    return this.o.runtime === 'containerd' ? (this.o.nodes ?? 1) : 0;
+  }
+
+  /** Node i's InternalIP: a containerd node's bridge gateway, else a loopback address of its own. */
+  nodeAddress(i: number): string {
+    return nodeAddress(i, this.podCIDR(i), this.o.runtime === 'containerd');
+  }
+
+  /** Whether up() runs service proxies (asked for, containerd nodes), and why not when it cannot. */
+  private get proxyWanted(): boolean {
+    return !!this.o.serviceProxy && this.containerdNodes > 0;
+  }
+
+  private proxyRules(i: number): ProxyRuleNames {
+    const names = this.o.proxyRules ?? {
+      table: DEFAULT_PROXY_TABLE,
+      chainPrefix: DEFAULT_PROXY_CHAIN_PREFIX,
+    };
+    return nodeProxyRules(names, i);
   }
 
   get apiserverPort(): number {
@@ -132,6 +187,8 @@ export class LocalCluster {
       apiserverFlags({
         paths: this.paths,
         port: this.apiserverPort,
+        // Pods reach the host at their bridge's gateway: the first node's is the API's endpoint.
+        advertiseAddress: this.containerdNodes > 0 ? podCIDRGateway(this.podCIDR(0)) : undefined,
         serviceCIDR: this.serviceCIDR,
         etcdServers: o.etcdServers,
         aggregation: await frontProxyFlags(this.paths.frontProxy),
@@ -153,6 +210,7 @@ export class LocalCluster {
       simulated,
       controllerManager,
     });
+    if (this.proxyWanted) await writeProxyCredentials(this.paths, this.server);
     progress('credentials', 'done');
 
     if (controllerManager) {
@@ -180,6 +238,7 @@ export class LocalCluster {
       if (simulated) await this.startSimulatedNodes(nodes, timeout);
       else await this.startNodeAgents(nodes, timeout, runtimeArgs);
       progress('nodes', 'done', `${nodes}${simulated ? ' simulated' : ''}`);
+      if (this.proxyWanted) await this.startServiceProxies(timeout);
       if (o.metricsServer !== false) await this.startMetricsServer(timeout);
     }
     this.saveState();
@@ -206,6 +265,13 @@ export class LocalCluster {
       const ctd = await startContainerd({
         dataDir: join(this.paths.nodeDir(nodeName(i)), 'containerd'),
         podCIDR: this.podCIDR(i),
+        // The other nodes' pods and the Service CIDR through the host (its proxies), nothing else.
+        routes: [
+          ...new Set([
+            ...Array.from({ length: nodes }, (_, j) => this.podCIDR(j)),
+            ...this.serviceCIDR.split(','),
+          ]),
+        ].filter((c) => c !== this.podCIDR(i)),
         imagesDir,
         registriesFile: this.o.registriesFile,
         mirror,
@@ -215,6 +281,9 @@ export class LocalCluster {
       this.containerds.push(ctd);
       args.push(containerdRuntimeFlags(i, ctd.endpoint, registry.endpoint));
     }
+    // Pods of one node reach another's (and Services' endpoints there) through the host.
+    const podCIDRs = Array.from({ length: nodes }, (_, i) => this.podCIDR(i));
+    this.hostChanges = allowPodForwarding(this.paths.hostSettings, podCIDRs, `tkube pods of ${this.dataDir}`);
     progress(
       'images',
       'done',
@@ -232,12 +301,43 @@ export class LocalCluster {
       server: this.server,
       serviceCIDR: this.serviceCIDR,
       podCIDR: this.podCIDR(0),
-      bridge: this.containerds[0].bridge,
       start: (args) => this.start('dns', args, 'dns'),
       timeoutMs,
       extra: this.o.dnsArgs,
     });
     progress('dns', 'done', `kube-system/kube-dns ${dns.clusterIP}, served on ${dns.address}:53`);
+  }
+
+  /**
+   * A service proxy per containerd node (cluster-proxy.ts), once they programmed the kernel the
+   * Service CIDR routed through the first node's bridge (ClusterIPs work from the host too).
+   */
+  private async startServiceProxies(timeout: number): Promise<void> {
+    const why = serviceProxyUnavailable();
+    if (why) {
+      this.serviceProxy = { why };
+      return;
+    }
+    const progress = this.o.progress ?? (() => {});
+    const nodes = this.containerdNodes;
+    progress('service-proxy', 'start', `${nodes} node(s)`);
+    const mode = await startServiceProxies({
+      paths: this.paths,
+      nodes,
+      nodeName,
+      nodeIP: (i) => this.nodeAddress(i),
+      podCIDR: (i) => this.podCIDR(i),
+      serviceCIDR: this.serviceCIDR,
+      rules: this.o.proxyRules ?? { table: DEFAULT_PROXY_TABLE, chainPrefix: DEFAULT_PROXY_CHAIN_PREFIX },
+      extra: this.o.proxyArgs,
+      timeoutMs: timeout,
+      start: (executable, args, logName) => this.start(executable, args, logName),
+    });
+    const bridge = this.containerds[0].bridge;
+    const routed = routeThroughBridge(this.serviceRoute?.installed ?? [], bridge, this.nodeAddress(0));
+    this.serviceProxy = { mode, routedThrough: routed.length ? bridge : undefined };
+    this.saveState();
+    progress('service-proxy', 'done', mode);
   }
 
   /** metrics-server with the RBAC it needs, registered through the aggregation layer as v1beta1.metrics.k8s.io. */
@@ -274,6 +374,7 @@ export class LocalCluster {
     for (let i = 0; i < nodes; i++) {
       const flags = nodeAgentFlags(i, {
         paths: this.paths,
+        address: this.nodeAddress(i),
         ports: this.ports(i),
         podCIDR: this.podCIDR(i),
         runtime: runtimeArgs?.[i],
@@ -330,6 +431,14 @@ export class LocalCluster {
       kubeconfig: this.kubeconfig,
       server: this.server,
       unreachableRoutes: this.serviceRoute?.installed,
+      serviceRouteBridge:
+        this.serviceProxy && 'routedThrough' in this.serviceProxy
+          ? this.serviceProxy.routedThrough
+          : undefined,
+      proxyRules: this.proxyWanted
+        ? Array.from({ length: this.containerdNodes }, (_, i) => this.proxyRules(i))
+        : undefined,
+      hostSettings: this.paths.hostSettings,
     });
   }
 
@@ -348,6 +457,7 @@ export class LocalCluster {
    */
   async down(): Promise<void> {
     this.endSupervision();
+    this.unrouteServiceCIDR();
     for (const p of [...this.procs].reverse()) await p.stop('SIGTERM', 20_000);
     this.procs.length = 0;
     await Promise.all(this.containerds.map((c) => c.stop()));
@@ -360,6 +470,7 @@ export class LocalCluster {
   /** The second Ctrl-C: no waiting for anything, everything of the data dir SIGKILLed and cleaned up. */
   async kill(): Promise<void> {
     this.endSupervision();
+    this.unrouteServiceCIDR();
     await this.removeLeftovers(false);
     this.removeServiceRoute();
     this.procs.length = 0;
@@ -367,14 +478,31 @@ export class LocalCluster {
     rmSync(this.paths.stateFile, { force: true });
   }
 
+  /** The Service CIDR unreachable again before the proxies' rules and the bridge it is routed through go. */
+  private unrouteServiceCIDR(): void {
+    const p = this.serviceProxy;
+    if (p && 'routedThrough' in p && p.routedThrough)
+      routeUnreachableAgain(this.serviceRoute?.installed ?? [], p.routedThrough);
+  }
+
   private removeServiceRoute(): void {
     for (const cidr of this.serviceRoute?.installed ?? []) removeUnreachableRoutes(cidr);
     this.serviceRoute = undefined;
   }
 
+  /** Every node proxy's rules (kube-proxy leaves them when it exits; a crash too). */
+  private removeProxyRules(): void {
+    if (!this.proxyWanted || serviceProxyUnavailable()) return;
+    for (let i = 0; i < this.containerdNodes; i++) cleanupProxyRules(this.proxyRules(i));
+  }
+
   /** What runs or is mounted for this data dir, removed; before up() that is a crashed run's, reported. */
   private async removeLeftovers(report = true): Promise<void> {
     const removed = await removeClusterLeftovers(this.dataDir);
-    if (report && removed) this.o.onLeftovers?.(removed);
+    // After the processes: nothing programs the kernel any more.
+    this.removeProxyRules();
+    const hostSettings = restoreHostSettings(this.paths.hostSettings);
+    if (report && (removed || hostSettings))
+      this.o.onLeftovers?.([removed, hostSettings].filter(Boolean).join(', '));
   }
 }

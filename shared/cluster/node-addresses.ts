@@ -1,5 +1,5 @@
 // Names and host addresses of a local cluster's nodes: every node lives on this
-// machine, so each gets its own loopback IP, pod CIDR and ports.
+// machine, so each gets its own address, pod CIDR and ports.
 import type { NodePorts } from './cluster-options';
 
 /** The node names' prefix; the simulated nodes' agent takes it as --hostname-override. */
@@ -12,12 +12,20 @@ export const SIMULATED_NODES = 'simulated-nodes';
 export const nodePodCIDR = (i: number) => `10.244.${i}.0/24`;
 
 /**
- * Node i's address (its InternalIP, where its agent serves): a loopback
- * address of its own, never 127.0.0.1, so "localhost" and the node's IP are
- * distinct host IPs for host ports, as on a real node (Kubernetes' hostPort
- * predicate spec publishes one port on both).
+ * Simulated (and fake-runtime) node i's address (its InternalIP, where its agent
+ * serves): a loopback address of its own, never 127.0.0.1, so "localhost" and the
+ * node's IP are distinct host IPs for host ports, as on a real node (Kubernetes'
+ * hostPort predicate spec publishes one port on both).
  */
 export const nodeIP = (i: number) => `127.0.0.${i + 2}`;
+
+/**
+ * Node i's InternalIP: a containerd node's is its bridge gateway (podCIDRGateway), the one
+ * host address its pods reach (NodePorts, host ports, the apiserver's endpoint); no pod
+ * reaches a loopback address. Other nodes keep nodeIP(i).
+ */
+export const nodeAddress = (i: number, podCIDR: string, containerd: boolean) =>
+  containerd ? podCIDRGateway(podCIDR) : nodeIP(i);
 
 /** Node i's default ports: the kubelet's (10250/10255/10248), 100 apart per node. */
 export const defaultNodePorts = (i: number): NodePorts => ({
