@@ -251,8 +251,10 @@ export class CriRuntime implements ContainerRuntime {
     logPath: string,
     config?: ContainerConfig,
   ): Promise<ContainerRecord> {
-    await this.ensureSandbox(pod);
-    const sb = this.sandboxes.get(pod.metadata.uid)!;
+    // The pod network makes the sandbox (with the pod's DNS) before its containers; one that died
+    // since is made again by the next sync, not here without it.
+    const sb = this.sandboxes.get(pod.metadata.uid);
+    if (!sb?.ready) throw new Error('the pod sandbox is not ready');
     const imageID = this.imageStore.idOf(container.image);
     const logDir = sb.config?.logDirectory ?? this.o.podLogDirectory(pod);
     const res = await this.o.client.call('CreateContainer', {
