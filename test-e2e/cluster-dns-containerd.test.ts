@@ -102,6 +102,10 @@ describe('cluster DNS on containerd: kube-dns, pod resolv.conf and hosts, answer
         },
       }),
       sleeper('host-net', { hostNetwork: true }),
+      // The cluster nameserver and three more (TEST-NET-2, never asked: the pod only sleeps).
+      sleeper('many-servers', {
+        dnsConfig: { nameservers: ['198.51.100.1', '198.51.100.2', '198.51.100.3'] },
+      }),
       // ClusterFirst's search path and ndots, with the server's own address for the ClusterIP.
       sleeper('search-client', {
         dnsPolicy: 'None',
@@ -174,6 +178,25 @@ describe('cluster DNS on containerd: kube-dns, pod resolv.conf and hosts, answer
     assert.equal(
       await exec('none-policy', 'cat', '/etc/resolv.conf'),
       `search a.example\nnameserver ${gateway}\noptions ndots:2 edns0\n`,
+    );
+
+    // kubelet's limit of 3 nameservers, and its event.
+    assert.match(
+      await exec('many-servers', 'cat', '/etc/resolv.conf'),
+      new RegExp(
+        `\\nnameserver ${ip(dnsIP)}\\nnameserver 198\\.51\\.100\\.1\\nnameserver 198\\.51\\.100\\.2\\noptions ndots:5\\n$`,
+      ),
+    );
+    const events = await json('get', 'events', '--field-selector', 'involvedObject.name=many-servers');
+    assert.ok(
+      events.items.some(
+        (e: any) =>
+          e.reason === 'DNSConfigForming' &&
+          e.type === 'Warning' &&
+          e.message ===
+            `Nameserver limits were exceeded, some nameservers have been omitted, the applied nameserver line is: ${dnsIP} 198.51.100.1 198.51.100.2`,
+      ),
+      JSON.stringify(events.items.map((e: any) => `${e.reason}: ${e.message}`)),
     );
 
     const db0 = await json('get', 'pod', 'db-0');
