@@ -1,7 +1,13 @@
 // A pod's resolv.conf per dnsPolicy, dnsConfig and kubelet's limits: the file
 // containerd writes from the CRI DNSConfig, case by case.
 import assert from 'node:assert/strict';
-import { parseResolvConf, podResolverConfig, type ClusterDNSSettings, type ResolverConfig } from './dns';
+import {
+  hostResolvConfProblem,
+  parseResolvConf,
+  podResolverConfig,
+  type ClusterDNSSettings,
+  type ResolverConfig,
+} from './dns';
 
 /** containerd's resolv.conf of a sandbox (parseDNSOptions), or the host's copied when the config is empty. */
 function fileText(c: ResolverConfig, host: string): string {
@@ -221,5 +227,26 @@ describe('nodeagent/pods: a pod resolv.conf as kubelet forms it', () => {
       'fd00::2',
     ]);
     assert.deepEqual(config, { servers: ['::1'], searches: ['.'], options: [] });
+  });
+
+  it('reports a host resolv.conf that cannot give pods their search line (CheckLimitsForResolvConf)', () => {
+    const path = '/etc/resolv.conf';
+    const search = (n: number, len = 5) =>
+      `search ${Array.from({ length: n }, (_, i) => `${i}`.padEnd(len, 'x')).join(' ')}\n`;
+    assert.equal(hostResolvConfProblem(path, search(29), 'cluster.local'), undefined);
+    assert.equal(
+      hostResolvConfProblem(path, search(30), 'cluster.local'),
+      "Resolv.conf file '/etc/resolv.conf' contains search line consisting of more than 29 domains!",
+    );
+    assert.equal(hostResolvConfProblem(path, search(30), ''), undefined, 'no cluster domains to add');
+    assert.equal(
+      hostResolvConfProblem(path, search(1, 254), ''),
+      'Resolv.conf file "/etc/resolv.conf" contains a search path which length is more than allowed 253 chars!',
+    );
+    assert.equal(
+      hostResolvConfProblem(path, search(9, 250), ''),
+      "Resolv.conf file '/etc/resolv.conf' contains search line which length is more than allowed 2048 chars!",
+    );
+    assert.equal(hostResolvConfProblem(path, new Error('ENOENT: no such file'), ''), 'ENOENT: no such file');
   });
 });

@@ -61,6 +61,28 @@ export function readHostResolvConf(path: string): string {
   return readFileSync(path).subarray(0, MAX_RESOLV_CONF_BYTES).toString('utf8');
 }
 
+/**
+ * kubelet's CheckLimitsForResolvConf (every 30 s, a Warning event on the Node): why the host's
+ * resolv.conf cannot give every pod its search line (the cluster's three domains counted), or
+ * undefined. text is the file, or the error reading it.
+ */
+export function hostResolvConfProblem(
+  path: string,
+  text: string | Error,
+  clusterDomain: string,
+): string | undefined {
+  if (text instanceof Error) return text.message;
+  const { searches } = parseResolvConf(text);
+  const maxDomains = MAX_SEARCH_PATHS - (clusterDomain ? 3 : 0);
+  if (searches.length > maxDomains)
+    return `Resolv.conf file '${path}' contains search line consisting of more than ${maxDomains} domains!`;
+  if (searches.some((s) => s.length > MAX_SEARCH_PATH_CHARS))
+    return `Resolv.conf file "${path}" contains a search path which length is more than allowed ${MAX_SEARCH_PATH_CHARS} chars!`;
+  if (searches.join(' ').length > MAX_SEARCH_LIST_CHARS)
+    return `Resolv.conf file '${path}' contains search line which length is more than allowed ${MAX_SEARCH_LIST_CHARS} chars!`;
+  return undefined;
+}
+
 function unique(items: string[]): string[] {
   return [...new Set(items)];
 }
