@@ -17,6 +17,7 @@ const LABELS: Record<Step, string> = {
   credentials: 'Writing component credentials',
   'controller-manager': 'Starting the controller manager',
   images: 'Building the offline images and starting containerd per node',
+  dns: 'Starting the cluster DNS',
   nodes: 'Starting node agents and waiting for Ready nodes',
   'service-proxy': 'Starting the service proxy per node',
   ready: 'Cluster ready',

@@ -152,7 +152,17 @@ describe('nodeagent: a node agent against a real apiserver', function () {
       config,
       'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nnodeLeaseDurationSeconds: 8\nmaxPods: 50\n',
     );
+    // A host resolv.conf whose search line leaves no room for the cluster's domains.
+    const resolvConf = join(dir, 'resolv.conf');
+    writeFileSync(
+      resolvConf,
+      `nameserver 127.0.0.1\nsearch ${Array.from({ length: 30 }, (_, i) => `d${i}.example`).join(' ')}\n`,
+    );
     agent = await startAgent(node, [
+      '--resolv-conf',
+      resolvConf,
+      '--cluster-domain',
+      'cluster.local',
       '--pod-manifest-path',
       manifests,
       '--file-check-frequency',
@@ -207,6 +217,27 @@ describe('nodeagent: a node agent against a real apiserver', function () {
         ['PIDPressure', 'False', 'KubeletHasSufficientPID'],
         ['Ready', 'True', 'KubeletReady'],
       ],
+    );
+  });
+
+  it("warns on the Node when --resolv-conf's search line leaves no room for the cluster's (CheckLimitsForResolvConf)", async () => {
+    const event = await waitUntil(
+      async () => {
+        const events = await client.resource('events.events.k8s.io').namespace('default').list();
+        return events.items.find(
+          (e: any) =>
+            e.regarding?.kind === 'Node' &&
+            e.regarding?.name === node &&
+            e.reason === 'CheckLimitsForResolvConf',
+        );
+      },
+      20_000,
+      'the CheckLimitsForResolvConf event',
+    );
+    assert.equal((event as any).type, 'Warning');
+    assert.equal(
+      (event as any).note,
+      `Resolv.conf file '${join(dir, 'resolv.conf')}' contains search line consisting of more than 29 domains!`,
     );
   });
 

@@ -156,6 +156,11 @@ describe('tkube up on containerd: stopping leaves nothing, the next up cleans a 
     const s = hostState(dataDir);
     const kinds = (k: HostProcess['kind']) => s.procs.filter((p) => p.kind === k).length;
     assert.equal(kinds('containerd'), 1, 'one containerd');
+    assert.equal(
+      s.procs.filter((p) => p.kind === 'component' && p.argv.some((a) => a.endsWith('/cmd/dns.js'))).length,
+      1,
+      'the cluster DNS',
+    );
     assert.ok(kinds('shim') >= pods, `a shim per pod: ${kinds('shim')}`);
     assert.ok(kinds('container') >= 2 * pods, `pause and sleep per pod: ${kinds('container')}`);
     assert.ok(s.netns.size >= pods, `a network namespace per pod: ${s.netns.size}`);
@@ -198,6 +203,10 @@ describe('tkube up on containerd: stopping leaves nothing, the next up cleans a 
     const before = assertRunning(dataDir, 1);
     // The launcher and containerd die at once; the components, shims and containers are orphaned.
     const state = JSON.parse(readFileSync(join(dataDir, 'cluster.json'), 'utf8'));
+    assert.ok(
+      state.pids.some((p: any) => p.name === 'dns'),
+      `the DNS server is in the record: ${JSON.stringify(state.pids)}`,
+    );
     process.kill(first.pid, 'SIGKILL');
     process.kill(state.containerds[0].pid, 'SIGKILL');
     await first.exited;

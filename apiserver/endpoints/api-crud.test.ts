@@ -2,7 +2,7 @@
 // concurrency, dry-run, finalizers and graceful deletion (SPEC.md "What the
 // service does", "States and transitions").
 import assert from 'node:assert/strict';
-import { startTestAPIServer, testRequester, type TestAPIServer } from '../server/testing';
+import { startTestAPIServer, testRequester, withTestAPIServer, type TestAPIServer } from '../server/testing';
 
 describe('resource API: verbs and object lifecycle', function () {
   this.timeout(30_000);
@@ -371,5 +371,34 @@ describe('resource API: verbs and object lifecycle', function () {
     assert.match(dup.json.message, /provided port is already allocated/);
     const k = (await api('GET', `${svcs}/kubernetes`)).json;
     assert.equal(k.spec.clusterIP, '10.0.0.1');
+  });
+
+  it("hands out the lower 16 addresses of a service range (kube-dns's .10) only once the upper part is full", async () => {
+    // A /27: .1-.16 the static part, .17-.30 the upper one.
+    await withTestAPIServer({ serviceClusterIpRange: '10.0.0.0/27' }, async (api27) => {
+      const svcs = '/api/v1/namespaces/default/services';
+      const svc = (name: string, clusterIP?: string) => ({
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name },
+        spec: { ...(clusterIP ? { clusterIP } : {}), ports: [{ port: 53, protocol: 'UDP' }] },
+      });
+      const last = (r: any) => Number(r.json.spec.clusterIP.split('.')[3]);
+      const upper: number[] = [];
+      for (let i = 0; i < 14; i++) {
+        const r = await api27('POST', svcs, { body: svc(`s${i}`) });
+        assert.equal(r.status, 201, JSON.stringify(r.json));
+        upper.push(last(r));
+      }
+      assert.deepEqual(
+        upper.sort((a, b) => a - b),
+        Array.from({ length: 14 }, (_, i) => 17 + i),
+      );
+      const dns = await api27('POST', svcs, { body: svc('kube-dns', '10.0.0.10') });
+      assert.equal(dns.status, 201, JSON.stringify(dns.json));
+      const lower = await api27('POST', svcs, { body: svc('lower') });
+      assert.equal(lower.status, 201);
+      assert.ok(last(lower) >= 2 && last(lower) <= 16 && last(lower) !== 10, lower.json.spec.clusterIP);
+    });
   });
 });

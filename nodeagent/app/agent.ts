@@ -18,6 +18,7 @@ import { featureGates } from '../../shared/options/feature-gates';
 import { NodeLeaseController } from '../lease/lease';
 import { CriClient } from '../../shared/cri/client';
 import { CriRuntime } from '../cri/runtime';
+import { hostResolvConfProblem, readHostResolvConf } from '../pods/dns';
 import { PodManager } from '../pods/manager';
 import { podLogDirectory } from '../pods/pod-logs';
 import { FakeRuntime } from '../pods/runtime-fake';
@@ -84,12 +85,7 @@ async function startRuntime(
       requestTimeoutMs: cfg.runtimeRequestTimeoutMs,
     }),
     clock,
-    pod: {
-      cgroupRoot: cfg.cgroupRoot,
-      clusterDNS: cfg.clusterDNS,
-      clusterDomain: cfg.clusterDomain,
-      resolvConf: cfg.resolvConf,
-    },
+    pod: { cgroupRoot: cfg.cgroupRoot },
     memoryCapacityBytes: machine.memoryCapacity,
     podLogDirectory: (pod) => podLogDirectory(logsDir, pod),
     sandboxImage: cfg.podInfraContainerImage,
@@ -185,7 +181,7 @@ export async function startNodeAgent(
     recorder,
     logsDir,
     rootDir: cfg.rootDir,
-    clusterDomain: cfg.clusterDomain || undefined,
+    dns: { clusterDNS: cfg.clusterDNS, clusterDomain: cfg.clusterDomain, resolvConf: cfg.resolvConf },
     allocatable: () => status?.current()?.status?.allocatable,
     node: () => status?.current(),
     clock,
@@ -325,6 +321,32 @@ export async function startNodeAgent(
   if (lease)
     loops.push(
       (status ? status.whenRegistered(ac.signal) : Promise.resolve()).then(() => lease.run(ac.signal)),
+    );
+  if (cfg.resolvConf)
+    loops.push(
+      (async () => {
+        // kubelet's check of the pods' base resolv.conf, every 30 s (the recorder counts repeats).
+        while (!ac.signal.aborted) {
+          let text: string | Error;
+          try {
+            text = readHostResolvConf(cfg.resolvConf);
+          } catch (err) {
+            text = err as Error;
+          }
+          const problem = hostResolvConfProblem(cfg.resolvConf, text, cfg.clusterDomain);
+          if (problem)
+            recorder.eventf(
+              { apiVersion: 'v1', kind: 'Node', name: cfg.nodeName, uid: cfg.nodeName },
+              null,
+              'Warning',
+              'CheckLimitsForResolvConf',
+              'CheckLimitsForResolvConf',
+              '%s',
+              problem,
+            );
+          await clock.sleep(30_000, ac.signal);
+        }
+      })(),
     );
   fileSource?.start();
   const sourcesReady = (async () => {

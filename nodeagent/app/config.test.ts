@@ -128,6 +128,8 @@ containerLogMaxSize: 1Mi
 kubeAPIQPS: 40
 eventRecordQPS: 9
 clusterDomain: cluster.local
+clusterDNS: [10.96.0.10, 10.96.0.11]
+resolvConf: /run/systemd/resolve/resolv.conf
 someUnknownField: 1
 `,
     );
@@ -171,6 +173,8 @@ someUnknownField: 1
     assert.equal(c.kubeAPIQPS, 40);
     assert.equal(c.eventQPS, 9);
     assert.equal(c.clusterDomain, 'cluster.local');
+    assert.deepEqual(c.clusterDNS, ['10.96.0.10', '10.96.0.11']);
+    assert.equal(c.resolvConf, '/run/systemd/resolve/resolv.conf');
     assert.deepEqual(warnings, [
       'strict decoding error: unknown field "someUnknownField" in the kubelet config file',
     ]);

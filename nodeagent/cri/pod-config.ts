@@ -2,17 +2,14 @@
 // it: metadata, hostname, DNS, port mappings, the pod cgroup under its QoS
 // class, namespaces (host network/PID/IPC, shared process namespace), the pod
 // security context and sysctls.
-import { readFileSync } from 'node:fs';
 import { qosClass } from '../../shared/api/pod-resources';
+import type { ResolverConfig } from '../pods/dns';
+import { podHostnameAndDomain } from '../pods/etc-hosts';
 import { ANNOTATION, sandboxLabels } from './labels';
 
 export interface PodConfigOptions {
   /** --cgroup-root (the pods' cgroups go under <root>/kubepods). */
   cgroupRoot: string;
-  /** --cluster-dns, --cluster-domain, --resolv-conf. */
-  clusterDNS: string[];
-  clusterDomain: string;
-  resolvConf: string;
 }
 
 /** kubelet's pod cgroup (cgroupfs driver): /kubepods[/burstable|/besteffort]/pod<uid> under the cgroup root. */
@@ -23,70 +20,9 @@ export function podCgroupParent(pod: any, cgroupRoot: string): string {
   return `${root}/kubepods${tier}/pod${pod.metadata.uid}`;
 }
 
-/** nameserver/search/options of a resolv.conf. */
-export function parseResolvConf(text: string): { servers: string[]; searches: string[]; options: string[] } {
-  const out = { servers: [] as string[], searches: [] as string[], options: [] as string[] };
-  for (const raw of text.split('\n')) {
-    const line = raw.replace(/[#;].*$/, '').trim();
-    const [key, ...rest] = line.split(/\s+/);
-    if (key === 'nameserver' && rest[0]) out.servers.push(rest[0]);
-    else if (key === 'search') out.searches = rest;
-    else if (key === 'options') out.options.push(...rest);
-  }
-  return out;
-}
-
-function hostResolv(path: string): { servers: string[]; searches: string[]; options: string[] } {
-  if (!path) return { servers: [], searches: [], options: [] };
-  try {
-    return parseResolvConf(readFileSync(path, 'utf8'));
-  } catch {
-    return { servers: [], searches: [], options: [] };
-  }
-}
-
-/**
- * kubelet's GetPodDNS: ClusterFirst uses the cluster DNS (and falls back to the host's
- * resolv.conf when none is configured, as kubelet does with its MissingClusterDNS event),
- * Default the host's, None only the pod's dnsConfig, which is merged in every case.
- */
-export function podDNS(
-  pod: any,
-  o: PodConfigOptions,
-): { servers: string[]; searches: string[]; options: string[] } {
-  let policy: string = pod.spec?.dnsPolicy ?? 'ClusterFirst';
-  if (policy === 'ClusterFirstWithHostNet') policy = 'ClusterFirst';
-  else if (policy === 'ClusterFirst' && pod.spec?.hostNetwork) policy = 'Default';
-  let dns = { servers: [] as string[], searches: [] as string[], options: [] as string[] };
-  if (policy === 'ClusterFirst' && o.clusterDNS.length) {
-    const ns = pod.metadata.namespace;
-    const d = o.clusterDomain;
-    const host = hostResolv(o.resolvConf);
-    dns = {
-      servers: [...o.clusterDNS],
-      searches: [`${ns}.svc.${d}`, `svc.${d}`, d, ...host.searches],
-      options: ['ndots:5'],
-    };
-  } else if (policy !== 'None') dns = hostResolv(o.resolvConf);
-  const extra = pod.spec?.dnsConfig;
-  if (extra) {
-    for (const s of extra.nameservers ?? []) if (!dns.servers.includes(s)) dns.servers.push(s);
-    for (const s of extra.searches ?? []) if (!dns.searches.includes(s)) dns.searches.push(s);
-    for (const o2 of extra.options ?? []) {
-      const opt = o2.value !== undefined ? `${o2.name}:${o2.value}` : o2.name;
-      dns.options = dns.options.filter((x) => x.split(':')[0] !== o2.name);
-      dns.options.push(opt);
-    }
-  }
-  return { servers: dns.servers.slice(0, 3), searches: dns.searches.slice(0, 32), options: dns.options };
-}
-
-/** kubelet's GeneratePodHostNameAndDomain: spec.hostname or the pod name, cut to 63 characters. */
-export function podHostname(pod: any): string {
-  if (pod.spec?.hostNetwork) return ''; // the sandbox keeps the node's (the CRI wants it empty)
-  let name: string = pod.spec?.hostname || pod.metadata.name;
-  if (name.length > 63) name = name.slice(0, 63).replace(/[-.]+$/, '');
-  return name;
+/** The sandbox's hostname: the pod's (etc-hosts.ts); empty on the host network, which keeps the node's. */
+function podHostname(pod: any): string {
+  return pod.spec?.hostNetwork ? '' : podHostnameAndDomain(pod, undefined)[0];
 }
 
 function portMappings(pod: any): any[] {
@@ -124,9 +60,15 @@ function sandboxSecurityContext(pod: any): any {
   return out;
 }
 
-export function podSandboxConfig(pod: any, attempt: number, logDirectory: string, o: PodConfigOptions): any {
+/** dns: the pod's resolver configuration (pods/dns.ts); empty, the runtime copies the host's resolv.conf. */
+export function podSandboxConfig(
+  pod: any,
+  attempt: number,
+  logDirectory: string,
+  o: PodConfigOptions,
+  dns: ResolverConfig,
+): any {
   const md = pod.metadata;
-  const dns = podDNS(pod, o);
   return {
     metadata: { name: md.name, namespace: md.namespace, uid: md.uid, attempt },
     hostname: podHostname(pod),

@@ -53,7 +53,7 @@ describe('CRI runtime against a real containerd', function () {
   ): CriRuntime {
     const r = new CriRuntime({
       client: new CriClient({ runtimeEndpoint: endpoint, requestTimeoutMs: 30_000 }),
-      pod: { cgroupRoot: `/tkube-test-${process.pid}`, clusterDNS: [], clusterDomain: '', resolvConf: '' },
+      pod: { cgroupRoot: `/tkube-test-${process.pid}` },
       memoryCapacityBytes: 8 * GiB,
       podLogDirectory: (p) => join(logs, `${p.metadata.namespace}_${p.metadata.name}_${p.metadata.uid}`),
       sandboxImage: 'registry.k8s.io/pause:3.10',
@@ -123,6 +123,24 @@ describe('CRI runtime against a real containerd', function () {
       { filter: { labelSelector: { 'io.kubernetes.pod.uid': p.metadata.uid } } },
     );
     assert.equal(left.containers.length, 0, 'the sandbox and its containers are gone');
+  });
+
+  it('creates no container, and no sandbox without the DNS the pod network gives it, before ensureSandbox', async () => {
+    const rt = newRuntime();
+    await rt.init();
+    const p = pod('early', [busybox('c', 'true')]);
+    await assert.rejects(rt.createContainer(p, p.spec.containers[0], 'regular', 0, join(logs, 'early.log')), {
+      message: 'the pod sandbox is not ready',
+    });
+    const cri = new CriClient({ runtimeEndpoint: ctd.endpoint, requestTimeoutMs: 10_000 });
+    try {
+      const sandboxes = await cri.call('ListPodSandbox', {
+        filter: { labelSelector: { 'io.kubernetes.pod.uid': p.metadata.uid } },
+      });
+      assert.deepEqual(sandboxes.items, []);
+    } finally {
+      cri.close();
+    }
   });
 
   it('runs the busybox applets tutorials use: wget from an httpd pod, nc, ping, ip, tar, nslookup', async () => {

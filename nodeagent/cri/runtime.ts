@@ -11,6 +11,7 @@
 import { relative } from 'node:path';
 import { realClock, type Clock, type Timer } from '../../shared/client/clock';
 import { logger } from '../../shared/log';
+import type { ResolverConfig } from '../pods/dns';
 import type { LogRotation } from '../pods/logs';
 import type {
   ContainerConfig,
@@ -174,13 +175,14 @@ export class CriRuntime implements ContainerRuntime {
 
   // ---- sandboxes -------------------------------------------------------------------
 
-  async ensureSandbox(pod: any): Promise<SandboxResult> {
+  async ensureSandbox(pod: any, dns?: () => ResolverConfig): Promise<SandboxResult> {
     const uid = pod.metadata.uid;
     let sb = this.sandboxes.get(uid);
     if (sb?.ready) return { podIPs: sb.podIPs };
     const attempt = sb ? sb.attempt + 1 : 0;
     if (sb) await this.dropSandbox(sb);
-    const config = podSandboxConfig(pod, attempt, this.o.podLogDirectory(pod), this.o.pod);
+    const resolver = dns?.() ?? { servers: [], searches: [], options: [] };
+    const config = podSandboxConfig(pod, attempt, this.o.podLogDirectory(pod), this.o.pod, resolver);
     let id: string;
     try {
       id = (
@@ -249,8 +251,10 @@ export class CriRuntime implements ContainerRuntime {
     logPath: string,
     config?: ContainerConfig,
   ): Promise<ContainerRecord> {
-    await this.ensureSandbox(pod);
-    const sb = this.sandboxes.get(pod.metadata.uid)!;
+    // The pod network makes the sandbox (with the pod's DNS) before its containers; one that died
+    // since is made again by the next sync, not here without it.
+    const sb = this.sandboxes.get(pod.metadata.uid);
+    if (!sb?.ready) throw new Error('the pod sandbox is not ready');
     const imageID = this.imageStore.idOf(container.image);
     const logDir = sb.config?.logDirectory ?? this.o.podLogDirectory(pod);
     const res = await this.o.client.call('CreateContainer', {

@@ -14,7 +14,7 @@
 //   containers.ts       one container: pull, start, restart with backoff, stop
 //   status-reporter.ts  the status computed and written to pods/status
 //   mirrors.ts          mirror pods of the static pods
-//   network.ts          pod sandboxes and addresses
+//   network.ts          pod sandboxes and addresses; dns.ts their resolv.conf
 //   pod-logs.ts         log file paths and links, the /containerLogs lookup
 //   pod-events.ts       events on the pod and its containers
 //   container-setup.ts  with a runtime that runs processes: volumes (volumes.ts),
@@ -29,6 +29,7 @@ import { logger } from '../../shared/log';
 import { PodAdmission } from './admission';
 import { ContainerSetup } from './container-setup';
 import { ContainerLifecycle } from './containers';
+import type { ClusterDNSSettings } from './dns';
 import { MirrorPods } from './mirrors';
 import { PodNetwork } from './network';
 import { PodEvents } from './pod-events';
@@ -56,8 +57,8 @@ export interface PodManagerOptions {
   logsDir: string;
   /** --root-dir: pods/<uid>/volumes ... (default: the parent of logsDir). */
   rootDir?: string;
-  /** --cluster-domain (pods' FQDNs in their /etc/hosts). */
-  clusterDomain?: string;
+  /** --cluster-dns, --cluster-domain (also the pods' FQDNs in their /etc/hosts), --resolv-conf. */
+  dns?: ClusterDNSSettings;
   /** The node's allocatable (the downward API's default of unset limits); default: the machine's. */
   allocatable?(): Record<string, string> | undefined;
   /** The Node as last read (admission checks its allocatable). */
@@ -104,7 +105,22 @@ export class PodManager {
       requestSync,
     });
     const events = new PodEvents(o.recorder, this.mirrors);
-    this.network = new PodNetwork({ ...o, events });
+    const dns = o.dns ?? { clusterDNS: [], clusterDomain: '', resolvConf: '' };
+    this.network = new PodNetwork({
+      ...o,
+      events,
+      dns,
+      nodeWarning: (reason, message) =>
+        o.recorder.eventf(
+          { apiVersion: 'v1', kind: 'Node', name: o.nodeName, uid: o.nodeName },
+          null,
+          'Warning',
+          reason,
+          'CreatePodSandbox',
+          '%s',
+          message,
+        ),
+    });
     this.logs = new PodLogs({ logsDir: o.logsDir, records, runtime: o.runtime });
     // The pod spec's volumes, env, hooks and probes matter only where processes really run.
     let setup: ContainerSetup | undefined;
@@ -119,7 +135,7 @@ export class PodManager {
           objects,
           now: () => clock.now(),
           realRuntime: true,
-          clusterDomain: o.clusterDomain,
+          clusterDomain: dns.clusterDomain || undefined,
         })),
         events,
         nodeIPs: () => o.nodeIPs(),

@@ -6,6 +6,7 @@
 // (ipam.ts) once the network is ready, keep the one the API already shows
 // after an agent restart, and give it back when they finish.
 import { logger } from '../../shared/log';
+import { podResolverConfig, readHostResolvConf, type ClusterDNSSettings, type ResolverConfig } from './dns';
 import { PodIPAllocator } from './ipam';
 import type { PodEvents } from './pod-events';
 import { isTerminalPhase, type PodRecord } from './records';
@@ -28,6 +29,10 @@ export class PodNetwork {
       networkReady?(): boolean;
       runtime: ContainerRuntime;
       events: PodEvents;
+      /** --cluster-dns, --cluster-domain, --resolv-conf: the sandboxes' resolv.conf (dns.ts). */
+      dns: ClusterDNSSettings;
+      /** A Warning event on the Node (MissingClusterDNS). */
+      nodeWarning(reason: string, message: string): void;
     },
   ) {}
 
@@ -61,7 +66,7 @@ export class PodNetwork {
     if (runtime.ensureSandbox) {
       if (this.d.networkReady && !this.d.networkReady()) return 'waiting';
       try {
-        const sb = await runtime.ensureSandbox(rec.pod);
+        const sb = await runtime.ensureSandbox(rec.pod, () => this.resolverConfig(rec));
         rec.podIPs = sb.podIPs.length
           ? sb.podIPs
           : rec.pod.spec?.hostNetwork
@@ -91,6 +96,20 @@ export class PodNetwork {
     if (known && ipam.reserve(rec.uid, known)) rec.podIPs = [known];
     else rec.podIPs = [ipam.allocate(rec.uid)];
     return 'ready';
+  }
+
+  /** The pod's resolv.conf as kubelet forms it, its warnings recorded as events; throws when --resolv-conf cannot be read. */
+  private resolverConfig(rec: PodRecord): ResolverConfig {
+    const { config, warnings } = podResolverConfig(
+      rec.pod,
+      this.d.dns,
+      readHostResolvConf(this.d.dns.resolvConf),
+      this.d.nodeIPs(),
+    );
+    for (const w of warnings)
+      if (w.on === 'node') this.d.nodeWarning(w.reason, w.message);
+      else this.d.events.emit(rec, undefined, 'Warning', w.reason, 'CreatePodSandbox', w.message);
+    return config;
   }
 
   /** The pod finished: its sandbox stops (its address is given back); exited containers stay. */

@@ -1,6 +1,7 @@
 // The container runtime interface the pod workers drive (the part of the CRI
 // the agent needs): images, and containers that are created, started,
 // stopped within a grace period, and that may exit on their own.
+import type { ResolverConfig } from './dns';
 
 export type ContainerKind = 'init' | 'regular';
 
@@ -109,9 +110,11 @@ export interface ContainerRuntime {
   images(): RuntimeImage[];
   /**
    * Makes sure the pod's sandbox (network namespace, address) exists; called before its first
-   * container and on every sync. Absent: the runtime has no sandboxes (fake).
+   * container and on every sync. dns forms the pod's resolv.conf (dns.ts), asked only when a
+   * sandbox is made; absent, the runtime's default (the host's). Absent: the runtime has no
+   * sandboxes (fake).
    */
-  ensureSandbox?(pod: any): Promise<SandboxResult>;
+  ensureSandbox?(pod: any, dns?: () => ResolverConfig): Promise<SandboxResult>;
   /** Stops the pod's sandbox (its network is given back); its exited containers stay. */
   stopSandbox?(podUID: string): Promise<void>;
   /** Stops and removes the pod's sandbox and whatever is left in it. */

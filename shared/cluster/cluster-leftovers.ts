@@ -19,6 +19,7 @@ function ownedDirs(dataDir: string) {
       d('apiserver'),
       d('controller-manager'),
       d('metrics-server'),
+      d('dns'),
       d('proxy'),
       d('nodes'),
       d('registry'),

@@ -3,7 +3,7 @@ import type { Restart } from './supervisor';
 
 /** The phases of LocalCluster.up(), reported through progress(). */
 export type Step =
-  'apiserver' | 'credentials' | 'controller-manager' | 'images' | 'nodes' | 'service-proxy' | 'ready';
+  'apiserver' | 'credentials' | 'controller-manager' | 'images' | 'dns' | 'nodes' | 'service-proxy' | 'ready';
 
 /** How the node agents run pods: without processes, or in containers through their own containerd. */
 export type NodeRuntime = 'fake' | 'containerd';
@@ -40,6 +40,13 @@ export interface LocalClusterOptions {
    * (default false: nothing leaves the machine, as every test and benchmark needs).
    */
   upstreamRegistries?: boolean;
+  /**
+   * containerd: run the cluster DNS (cluster-dns.ts) and point the pods at it; default true.
+   * The node agents are told --cluster-dns and --cluster-domain whatever the runtime.
+   */
+  clusterDNS?: boolean;
+  /** Extra flags of the DNS server (e.g. --upstream none: no name is forwarded off the machine). */
+  dnsArgs?: string[];
   /** Node i's pod CIDR; default 10.244.<i>.0/24. */
   podCIDR?: (i: number) => string;
   /** The apiserver's --service-cluster-ip-range; default 10.0.0.0/24 (its default). */

@@ -19,6 +19,7 @@ export function clusterPaths(dataDir: string) {
     // The scheduler runs inside the controller manager, but as kube-scheduler's own user.
     schedulerKubeconfig: join(dataDir, 'controller-manager', 'scheduler.kubeconfig'),
     metricsServerKubeconfig: join(dataDir, 'metrics-server', 'kubeconfig'),
+    dnsKubeconfig: join(dataDir, 'dns', 'kubeconfig'),
     /** The service proxy's kubeconfig (system:kube-proxy). */
     proxyKubeconfig: join(dataDir, 'proxy', 'kubeconfig'),
     /** Host settings the cluster changed (sysctls), with their values before, to restore. */

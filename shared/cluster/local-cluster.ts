@@ -2,10 +2,11 @@
 // controller manager and node agents, each with its own credentials, in one
 // data directory that a restart reuses — and, with the containerd runtime, a
 // containerd per node (containerd.ts) started before its agent and stopped
-// after it, and a service proxy per node (cluster-proxy.ts). Used by `tkube up`
-// and the e2e tests. This class keeps the order of up and down; the command
-// lines are in component-flags.ts, the credentials in cluster-credentials.ts,
-// the record for `tkube down` in cluster-state.ts.
+// after it, a service proxy per node (cluster-proxy.ts) and the cluster DNS
+// (cluster-dns.ts). Used by `tkube up` and the e2e tests. This class keeps the
+// order of up and down; the command lines are in component-flags.ts, the
+// credentials in cluster-credentials.ts, the record for `tkube down` in
+// cluster-state.ts.
 import { mkdirSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Client } from '../client/client';
@@ -16,6 +17,7 @@ import {
   writeMetricsServerCredentials,
   writeProxyCredentials,
 } from './cluster-credentials';
+import { clusterDNSAgentFlags, startClusterDNS } from './cluster-dns';
 import { removeClusterLeftovers } from './cluster-leftovers';
 import { ClusterServiceProxies, type ServiceProxyStatus } from './cluster-proxy';
 import type { LocalClusterOptions, NodePorts } from './cluster-options';
@@ -218,6 +220,7 @@ export class LocalCluster {
 
     const runtimeArgs =
       nodes > 0 && o.runtime === 'containerd' ? await this.startContainerds(nodes) : undefined;
+    if (runtimeArgs && o.clusterDNS !== false) await this.startClusterDNS(timeout);
     if (nodes > 0) {
       progress('nodes', 'start', `${nodes}${simulated ? ' simulated' : ''}`);
       if (simulated) await this.startSimulatedNodes(nodes, timeout);
@@ -257,7 +260,26 @@ export class LocalCluster {
     return r.runtimeArgs;
   }
 
-  /** A service proxy per containerd node (cluster-proxy.ts); the Service CIDR then routed through node 1's bridge. */
+  /** The DNS server on node 0's bridge behind kube-system/kube-dns, before any pod could ask it. */
+  private async startClusterDNS(timeoutMs: number): Promise<void> {
+    const progress = this.o.progress ?? (() => {});
+    progress('dns', 'start');
+    const dns = await startClusterDNS({
+      paths: this.paths,
+      server: this.server,
+      serviceCIDR: this.serviceCIDR,
+      podCIDR: this.podCIDR(0),
+      start: (args) => this.start('dns', args, 'dns'),
+      timeoutMs,
+      extra: this.o.dnsArgs,
+    });
+    progress('dns', 'done', `kube-system/kube-dns ${dns.clusterIP}, served on ${dns.address}:53`);
+  }
+
+  /**
+   * A service proxy per containerd node (cluster-proxy.ts), once they programmed the kernel the
+   * Service CIDR routed through the first node's bridge (ClusterIPs work from the host too).
+   */
   private async startServiceProxies(timeout: number): Promise<void> {
     const progress = this.o.progress ?? (() => {});
     progress('service-proxy', 'start', `${this.containerdNodes} node(s)`);
@@ -313,7 +335,7 @@ export class LocalCluster {
         ports: this.ports(i),
         podCIDR: this.podCIDR(i),
         runtime: runtimeArgs?.[i],
-        extra: this.o.nodeagentArgs?.(i),
+        extra: [...clusterDNSAgentFlags(this.serviceCIDR), ...(this.o.nodeagentArgs?.(i) ?? [])],
       });
       started.push(this.start('nodeagent', flags, nodeName(i)));
     }
@@ -329,7 +351,10 @@ export class LocalCluster {
 
   /** One node agent hosting every node (--simulated-nodes); waits until all of them are Ready. */
   private async startSimulatedNodes(nodes: number, timeout: number): Promise<void> {
-    const flags = simulatedNodesFlags(this.paths, nodes, this.ports(0), this.o.nodeagentArgs?.(0));
+    const flags = simulatedNodesFlags(this.paths, nodes, this.ports(0), [
+      ...clusterDNSAgentFlags(this.serviceCIDR),
+      ...(this.o.nodeagentArgs?.(0) ?? []),
+    ]);
     const p = this.start('nodeagent', flags, SIMULATED_NODES);
     // Generous: a thousand registrations take a while on a loaded machine.
     await waitUntil(

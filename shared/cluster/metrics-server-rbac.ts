@@ -5,11 +5,15 @@
 // the nodes' metrics through the apiserver's proxy. Applied by the launcher
 // as the cluster admin before metrics-server starts.
 import type { Client } from '../client/client';
-import { isAlreadyExists } from '../client/errors';
+import { createMissing } from './bootstrap-objects';
 
 export const METRICS_SERVER_USER = 'system:metrics-server';
 
-const RBAC = { group: 'rbac.authorization.k8s.io', version: 'v1' };
+const KIND: Record<string, string> = {
+  clusterroles: 'ClusterRole',
+  clusterrolebindings: 'ClusterRoleBinding',
+  rolebindings: 'RoleBinding',
+};
 const user = [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: METRICS_SERVER_USER }];
 
 const objects: { resource: string; namespace?: string; obj: any }[] = [
@@ -79,19 +83,13 @@ const objects: { resource: string; namespace?: string; obj: any }[] = [
 ];
 
 /** Creates what is missing (an existing object is left as the admin may have changed it). */
-export async function ensureMetricsServerRBAC(client: Client): Promise<void> {
-  for (const { resource, namespace, obj } of objects) {
-    let rc = client.resource({ ...RBAC, resource });
-    if (namespace) rc = rc.namespace(namespace);
-    const kind = {
-      clusterroles: 'ClusterRole',
-      clusterrolebindings: 'ClusterRoleBinding',
-      rolebindings: 'RoleBinding',
-    }[resource];
-    try {
-      await rc.create({ apiVersion: 'rbac.authorization.k8s.io/v1', kind, ...obj });
-    } catch (err) {
-      if (!isAlreadyExists(err)) throw err;
-    }
-  }
+export function ensureMetricsServerRBAC(client: Client): Promise<void> {
+  return createMissing(
+    client,
+    objects.map(({ resource, namespace, obj }) => ({
+      resource: `${resource}.rbac.authorization.k8s.io`,
+      namespace,
+      obj: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: KIND[resource], ...obj },
+    })),
+  );
 }

@@ -34,12 +34,19 @@ export const defaultNodePorts = (i: number): NodePorts => ({
   healthzPort: 10248 + 100 * i,
 });
 
+/** The index-th address of an IPv4 CIDR (kubeadm's GetIndexedIP): 1 its first host, 10 kube-dns's. */
+export function indexedIP(cidr: string, index: number): string {
+  const [base, bits] = cidr.split('/');
+  const size = 2 ** (32 - Number(bits));
+  const n = base.split('.').reduce((v, o) => v * 256 + Number(o), 0);
+  const ip = n - (n % size) + index;
+  return [24, 16, 8, 0].map((s) => Math.floor(ip / 2 ** s) % 256).join('.');
+}
+
 /**
  * The host's address on a pod CIDR's bridge (the CNI bridge plugin's gateway: the
  * CIDR's first address), where the node's pods reach the host.
  */
 export function podCIDRGateway(cidr: string): string {
-  const [base] = cidr.split('/');
-  const n = base.split('.').reduce((v, o) => v * 256 + Number(o), 0) + 1;
-  return [24, 16, 8, 0].map((s) => Math.floor(n / 2 ** s) % 256).join('.');
+  return indexedIP(cidr, 1);
 }

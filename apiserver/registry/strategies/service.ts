@@ -20,6 +20,12 @@ export interface ServiceAllocatorOptions {
 
 const GR = { group: '', kind: 'Service' };
 
+/** The size of the lower part of a range of `size` addresses that dynamic allocation takes last (calculateRangeOffset). */
+function staticBand(size: number): number {
+  if (size <= 16) return 0;
+  return Math.min(Math.max(16, Math.floor(size / 16)), 256);
+}
+
 export class ServiceAllocator {
   private readonly cidr: CIDR;
   private readonly portBase: number;
@@ -236,14 +242,26 @@ export class ServiceAllocator {
     spec.ipFamilyPolicy ??= 'SingleStack';
   }
 
+  /**
+   * A free address, dynamic allocation as kube-apiserver's (KEP-3070): from the upper part of
+   * the range first, the lower part (min(max(16, size/16), 256) addresses, for static
+   * ClusterIPs such as kube-dns's .10) only once the upper is full; each scanned from a random
+   * start. .1 is the kubernetes Service's.
+   */
   private async pickIP(svc: any, ctx: RequestContext): Promise<string> {
-    const usable = this.cidr.size - 2;
-    const start = Math.floor(Math.random() * usable);
-    for (let i = 0; i < usable; i++) {
-      // Skip .1: kube-apiserver reserves the first address for the kubernetes Service.
-      const offset = 2 + ((start + i) % Math.max(1, usable - 1));
-      const ip = formatIPv4(this.cidr.base + offset);
-      if (ctx.dryRun ? !(await this.ipTaken(ip)) : await this.reserveIP(ip, svc)) return ip;
+    const first = this.cidr.base + 1;
+    const last = this.cidr.base + this.cidr.size - 2;
+    const band = staticBand(this.cidr.size);
+    for (const [lo, hi] of [
+      [first + band, last],
+      [first + 1, first + band - 1],
+    ]) {
+      const n = hi - lo + 1;
+      const start = Math.floor(Math.random() * Math.max(n, 0));
+      for (let i = 0; i < n; i++) {
+        const ip = formatIPv4(lo + ((start + i) % n));
+        if (ctx.dryRun ? !(await this.ipTaken(ip)) : await this.reserveIP(ip, svc)) return ip;
+      }
     }
     return this.fail(svc, [
       {
