@@ -21,6 +21,7 @@ import {
   metricsServerFlags,
   nodeAgentFlags,
   simulatedNodesFlags,
+  simulatorRateFlags,
 } from './component-flags';
 import { startContainerd, type RunningContainerd } from './containerd';
 import { clusterPaths, type ClusterPaths } from './data-dir';
@@ -159,7 +160,10 @@ export class LocalCluster {
       const port = o.controllerManagerPort ?? 10257;
       const cm = this.start(
         'controller-manager',
-        controllerManagerFlags(this.paths, port, o.controllerManagerArgs),
+        controllerManagerFlags(this.paths, port, [
+          ...(simulated ? simulatorRateFlags() : []),
+          ...(o.controllerManagerArgs ?? []),
+        ]),
         'controller-manager',
       );
       await waitUntil(
