@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { Obj } from '../util/base';
 import { SchedulerCache } from './cache';
-import { numFeasibleNodesToFind } from './scheduler';
+import { numFeasibleNodesToFind } from './algorithm';
 
 const pod = (
   name: string,
