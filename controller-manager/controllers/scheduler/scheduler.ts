@@ -62,6 +62,21 @@ export function needsScheduling(pod: Obj): boolean {
 
 class UnschedulableError extends Error {}
 
+const readyStatus = (node: Obj) =>
+  (node.status?.conditions ?? []).find((c: any) => c.type === 'Ready')?.status;
+
+/** What the plugins read of a Node changed (kube's NodeUpdate event hints: spec, labels, allocatable, readiness, images). */
+function schedulingFactsChanged(old: Obj, cur: Obj): boolean {
+  const same = (a: unknown, b: unknown) => stringifyJSONInt64(a) === stringifyJSONInt64(b);
+  return (
+    readyStatus(old) !== readyStatus(cur) ||
+    !same(old.spec, cur.spec) ||
+    !same(old.metadata.labels, cur.metadata.labels) ||
+    !same(old.status?.allocatable, cur.status?.allocatable) ||
+    !same(old.status?.images, cur.status?.images)
+  );
+}
+
 export class Scheduler {
   readonly queue: RateLimitingQueue<string>;
   readonly cache = new SchedulerCache();
@@ -132,7 +147,8 @@ export class Scheduler {
       onUpdate: (old, cur) => {
         if (old.metadata.resourceVersion === cur.metadata.resourceVersion) return;
         this.cache.nodeSet(cur);
-        this.moveUnschedulable();
+        // A heartbeat changes nothing a pod is placed by: no retry of every waiting pod for it.
+        if (schedulingFactsChanged(old, cur)) this.moveUnschedulable();
       },
       onDelete: (obj) => this.cache.nodeGone(unwrap(obj).metadata.name!),
     });
