@@ -19,6 +19,8 @@ export interface Failure {
 /** What a scheduling cycle computes once per pod and shares between its plugins. */
 export class CycleState {
   readonly requests: Resources;
+  /** The requests NodeResourcesFit checks: non-zero, pods aside (the pod count is its own check). */
+  readonly fitRequests: [string, number][];
   readonly nonZero: { cpu: number; mem: number };
   readonly hostPorts: string[];
   /** Plugin-private data (PreFilter/PreScore results), by plugin name. */
@@ -29,6 +31,7 @@ export class CycleState {
     readonly cache: SchedulerCache,
   ) {
     this.requests = podRequests(pod);
+    this.fitRequests = [...this.requests].filter(([name, amount]) => amount !== 0 && name !== 'pods');
     this.nonZero = nonZeroRequests(pod);
     this.hostPorts = hostPortsOf(pod);
   }

@@ -20,8 +20,7 @@ export const nodeResourcesFit: Plugin = {
     const reasons: string[] = [];
     const maxPods = (n.allocatable.get('pods') ?? DEFAULT_MAX_PODS_MILLI) / 1000;
     if (n.usage.pods + 1 > maxPods) reasons.push('Too many pods');
-    for (const [name, amount] of s.requests) {
-      if (amount === 0 || name === 'pods') continue;
+    for (const [name, amount] of s.fitRequests) {
       const have = n.allocatable.get(name) ?? 0;
       const used = n.usage.requested.get(name) ?? 0;
       if (amount > have - used) reasons.push(`Insufficient ${name}`);

@@ -197,6 +197,9 @@ describe('controllers/scheduler: plugins', () => {
     const c = cacheWith([node('a', { images: [img] }), node('b', { images: [img] }), node('c')]);
     // 500 MB * 2/3 = 349525333 bytes; 100 * (349525333 - 23 MB) / (1000 MB - 23 MB) = 31.7 -> 31.
     assert.deepEqual(scores(imageLocality, new CycleState(pod('p'), c)), [31, 31, 0]);
+    // An image no node has scores 0 everywhere: not scored at all.
+    const other = pod('o', { spec: { containers: [{ name: 'c', image: 'redis' }] } });
+    assert.equal(scores(imageLocality, new CycleState(other, c)), undefined);
   });
 
   it('InterPodAffinity: preferred affinity to placed pods in the topology domain, scaled between min and max', () => {
