@@ -11,6 +11,7 @@ import { nodeAffinity } from './node-affinity';
 import { nodeResourcesFit } from './node-resources-fit';
 import { podTopologySpread } from './pod-topology-spread';
 import { taintToleration } from './taint-toleration';
+import { volumeBinding } from './volume-binding';
 
 const MB = 1024 * 1024;
 
@@ -299,5 +300,74 @@ describe('controllers/scheduler: plugins', () => {
       'fits',
       'fits',
     ]);
+  });
+});
+
+describe('controllers/scheduler: VolumeBinding PreFilter', () => {
+  const informer = (objs: Obj[]) => {
+    const byKey = new Map(
+      objs.map((o) => [
+        o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name,
+        o,
+      ]),
+    );
+    return { indexer: { getByKey: (k: string) => byKey.get(k), list: () => objs } } as any;
+  };
+  const claim = (
+    name: string,
+    o: { phase?: string; volumeName?: string; deleting?: boolean; owner?: string } = {},
+  ): Obj => ({
+    metadata: {
+      name,
+      namespace: 'default',
+      ...(o.deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}),
+      ...(o.owner
+        ? { ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: 'p', uid: o.owner, controller: true }] }
+        : {}),
+    },
+    spec: { volumeName: o.volumeName },
+    status: { phase: o.phase ?? 'Pending' },
+  });
+  const plugin = volumeBinding({
+    claims: informer([
+      claim('lost', { phase: 'Lost', volumeName: 'gone' }),
+      claim('bye', { deleting: true }),
+      claim('p-scratch', { owner: 'someone-else' }),
+    ]),
+    volumes: informer([]),
+    classes: informer([]),
+    claimClient: undefined as any,
+  });
+  const withVolume = (volume: Record<string, unknown>) => {
+    const p = pod('p', { spec: { volumes: [{ name: 'scratch', ...volume }] } });
+    p.metadata.uid = 'pod-uid';
+    return plugin.preFilter!(new CycleState(p, new SchedulerCache()));
+  };
+
+  it("answers like kube-scheduler for claims that are missing, lost, being deleted or someone else's", () => {
+    assert.equal(
+      withVolume({ persistentVolumeClaim: { claimName: 'none' } }),
+      'persistentvolumeclaim "none" not found',
+    );
+    assert.equal(
+      withVolume({ ephemeral: { volumeClaimTemplate: { spec: {} } } }),
+      'PVC default/p-scratch was not created for pod default/p (pod is not owner)',
+    );
+    assert.equal(
+      withVolume({ persistentVolumeClaim: { claimName: 'lost' } }),
+      'persistentvolumeclaim "lost" bound to non-existent persistentvolume "gone"',
+    );
+    assert.equal(
+      withVolume({ persistentVolumeClaim: { claimName: 'bye' } }),
+      'persistentvolumeclaim "bye" is being deleted',
+    );
+    assert.equal(withVolume({ emptyDir: {} }), undefined);
+    const p = pod('q', {
+      spec: { volumes: [{ name: 'v', ephemeral: { volumeClaimTemplate: { spec: {} } } }] },
+    });
+    assert.equal(
+      plugin.preFilter!(new CycleState(p, new SchedulerCache())),
+      'waiting for ephemeral volume controller to create the persistentvolumeclaim "q-v"',
+    );
   });
 });

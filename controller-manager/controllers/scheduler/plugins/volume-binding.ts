@@ -10,6 +10,7 @@
 import type { ResourceClient } from '../../../../shared/client';
 import type { SharedIndexInformer } from '../../../../shared/informers';
 import type { Obj } from '../../util/base';
+import { isControlledBy } from '../../util/controller-ref';
 import {
   ANN_BIND_COMPLETED,
   ANN_SELECTED_NODE,
@@ -79,9 +80,17 @@ export function volumeBinding(v: VolumeInformers): Plugin {
       for (const vol of s.pod.spec?.volumes ?? []) {
         const name = podVolumeClaimName(s.pod, vol);
         if (!name) continue;
+        const ephemeral = !!vol.ephemeral;
         const pvc = v.claims.indexer.getByKey(`${ns}/${name}`);
-        if (!pvc) return `persistentvolumeclaim "${name}" not found`;
+        if (!pvc)
+          return ephemeral
+            ? `waiting for ephemeral volume controller to create the persistentvolumeclaim "${name}"`
+            : `persistentvolumeclaim "${name}" not found`;
+        if (pvc.status?.phase === 'Lost')
+          return `persistentvolumeclaim "${name}" bound to non-existent persistentvolume "${pvc.spec?.volumeName}"`;
         if (pvc.metadata.deletionTimestamp) return `persistentvolumeclaim "${name}" is being deleted`;
+        if (ephemeral && !isControlledBy(pvc, s.pod))
+          return `PVC ${ns}/${name} was not created for pod ${ns}/${s.pod.metadata.name} (pod is not owner)`;
         if (pvc.spec?.volumeName) {
           state.bound.push(v.volumes.indexer.getByKey(pvc.spec.volumeName));
           continue;
