@@ -16,7 +16,7 @@ const CPU = '10';
 const PER_NODE = 3;
 
 describe(`the scheduler on ${NODES} simulated nodes (processes)`, function () {
-  this.timeout(600_000);
+  this.timeout(1_200_000);
   let cluster: Awaited<ReturnType<typeof startCluster>>;
   let client: Client;
 
@@ -65,7 +65,7 @@ describe(`the scheduler on ${NODES} simulated nodes (processes)`, function () {
     });
     await waitUntil(
       async () => (await deployments().get('fill')).status?.readyReplicas === 2 * NODES,
-      300_000,
+      600_000,
       `${2 * NODES} ready replicas`,
     );
     // LeastAllocated, BalancedAllocation and the default spread all prefer the emptiest node. Like
@@ -91,7 +91,7 @@ describe(`the scheduler on ${NODES} simulated nodes (processes)`, function () {
         );
         return r.items.length === want && bound === PER_NODE * NODES && pending.length === 50 ? r : undefined;
       },
-      300_000,
+      600_000,
       `${PER_NODE * NODES} bound and 50 unschedulable`,
     );
     assert.deepEqual(new Set(full.perNode.values()), new Set([PER_NODE]));
