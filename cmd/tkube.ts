@@ -8,6 +8,7 @@ import { containerdMissing } from '../shared/cluster/containerd';
 import type { NodeRuntime, Step } from '../shared/cluster/cluster-options';
 import { stopRecordedCluster } from '../shared/cluster/cluster-state';
 import { LocalCluster } from '../shared/cluster/local-cluster';
+import { simulatorRatesLine } from '../shared/cluster/component-flags';
 import { writeComponentKubeconfig } from '../shared/cluster/credentials';
 import { startIdleGc } from '../shared/heap/idle-gc';
 import { envtestAssetsCommand } from './envtest-assets';
@@ -231,7 +232,8 @@ program
     const kc = resolve(cluster.kubeconfig);
     console.log(`
 tkube is running: apiserver ${cluster.server}, ${o.nodes} node(s) ${runtimeLabel(runtime)}${o.etcdServers ? `, etcd ${o.etcdServers}` : ', embedded store'}
-${servicesLines(cluster, runtime)}
+${servicesLines(cluster, runtime)}${runtime === 'fake' ? `
+${simulatorRatesLine(o.nodes)}` : ''}
 
   export KUBECONFIG=${kc}
   kubectl get nodes

@@ -115,6 +115,8 @@ describe('controller-manager: app', function () {
         concurrentTtlAfterFinishedSyncs: 5,
         kubeApiQps: 20,
         kubeApiBurst: 30,
+        schedulerKubeApiQps: 50,
+        schedulerKubeApiBurst: 100,
         kubeApiContentType: 'application/vnd.kubernetes.protobuf',
         nodeMonitorGracePeriod: 40_000,
         nodeMonitorPeriod: 5_000,

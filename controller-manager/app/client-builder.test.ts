@@ -6,6 +6,9 @@ import assert from 'node:assert/strict';
 import { startTestAPIServer, type TestAPIServer } from '../../apiserver/server/testing';
 import { Client } from '../../shared/client';
 import { logger } from '../../shared/log';
+import type { ControllerDescriptor } from '../controller';
+import { TokenBucket } from '../../shared/client/rate-limiter';
+import { startTestControllerManager } from './testing';
 import { ServiceAccountClientBuilder, SimpleClientBuilder, controllerClientName } from './client-builder';
 
 const UA = 'kube-controller-manager/v1.36.3 (linux/amd64) kubernetes/tkube';
@@ -79,6 +82,39 @@ describe('controller-manager: client builders', function () {
       assert.equal(await whoami(again), 'system:serviceaccount:kube-system:job-controller');
     } finally {
       await b.close();
+    }
+  });
+
+  it('the manager gives each controller --kube-api-qps/-burst in a limiter of its own, the scheduler --scheduler-kube-api-qps/-burst', async () => {
+    const clients = new Map<string, Client>();
+    const capture = (name: string): ControllerDescriptor => ({
+      name,
+      start: (ctx) => void clients.set(name, ctx.client),
+    });
+    const kcm = await startTestControllerManager(
+      srv.kubeconfig,
+      ['replicaset', 'deployment', 'scheduler'],
+      {
+        useServiceAccountCredentials: true,
+        kubeApiQps: 300,
+        kubeApiBurst: 600,
+        schedulerKubeApiQps: 400,
+        schedulerKubeApiBurst: 800,
+      },
+      ['replicaset', 'deployment', 'scheduler'].map(capture),
+    );
+    try {
+      const [rs, deploy, sched] = ['replicaset', 'deployment', 'scheduler'].map((n) => clients.get(n)!);
+      assert.notEqual(rs.rest.limiter, deploy.rest.limiter);
+      for (const c of [rs, deploy]) {
+        assert.equal(c.rest.limiter.qps, 300);
+        assert.equal((c.rest.limiter as TokenBucket).burst, 600);
+      }
+      assert.equal(sched.rest.limiter.qps, 400);
+      assert.equal((sched.rest.limiter as TokenBucket).burst, 800);
+      assert.equal(await whoami(rs), 'system:serviceaccount:kube-system:replicaset-controller');
+    } finally {
+      await kcm.stop();
     }
   });
 });

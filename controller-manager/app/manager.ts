@@ -103,8 +103,8 @@ function userAgent(): string {
 /** The commit in the user agent (kube's gitCommit; tkube's version info says "tkube" as the apiserver does). */
 const GIT_COMMIT = 'tkube';
 
-/** The scheduler runs in this process but with kube-scheduler's own client limits (its config's defaults). */
-const SCHEDULER = { controller: 'scheduler', clientName: 'kube-scheduler', qps: 50, burst: 100 };
+/** The scheduler runs in this process but with kube-scheduler's own client limits (--scheduler-kube-api-qps/-burst). */
+const SCHEDULER = { controller: 'scheduler', clientName: 'kube-scheduler' };
 
 /** Informers' managedFields are dropped, as kube-controller-manager's transform does. */
 function trimManagedFields(obj: KubeObject): KubeObject {
@@ -170,8 +170,8 @@ export async function startControllerManager(
       : config,
     {
       ...limits,
-      qps: SCHEDULER.qps,
-      burst: SCHEDULER.burst,
+      qps: values.schedulerKubeApiQps,
+      burst: values.schedulerKubeApiBurst,
       userAgent: `${userAgent()}/${SCHEDULER.clientName}`,
     },
   );

@@ -79,6 +79,19 @@ const generic: FlagSpec[] = [
     help: "Path to a kubeconfig for the built-in scheduler (the 'scheduler' controller), as kube-scheduler's --kubeconfig, e.g. for the user system:kube-scheduler. Defaults to --kubeconfig. Not a kube-controller-manager flag.",
   },
   {
+    // tkube's own, beside --scheduler-kubeconfig: kube-scheduler's clientConnection.qps/burst.
+    name: 'scheduler-kube-api-qps',
+    type: 'float',
+    default: 50,
+    help: "QPS of the built-in scheduler's client, as kube-scheduler's clientConnection.qps. Not a kube-controller-manager flag.",
+  },
+  {
+    name: 'scheduler-kube-api-burst',
+    type: 'int',
+    default: 100,
+    help: "Burst of the built-in scheduler's client, as kube-scheduler's clientConnection.burst. Not a kube-controller-manager flag.",
+  },
+  {
     name: 'cluster-name',
     type: 'string',
     default: 'kubernetes',

@@ -3,6 +3,7 @@
 // recorder, a clock tests can move), the controllers under test started on it,
 // and a fake node agent that does what a kubelet would (pods Running and Ready,
 // terminating pods removed) so rollouts can progress.
+import { setMaxListeners } from 'node:events';
 import { startTestAPIServer, type TestAPIServer } from '../../apiserver/server/testing';
 import { Client, isNotFound, isConflict, type KubeObject } from '../../shared/client';
 import { SharedInformerFactory, type SharedIndexInformer } from '../../shared/informers';
@@ -68,6 +69,8 @@ export class TestEnv {
     readonly client: Client,
     options: FlagValues,
   ) {
+    // Every informer and controller listens to the signal, as in the manager.
+    setMaxListeners(0, this.ac.signal);
     // Like the manager's factory (watch-list streams first).
     this.factory = new SharedInformerFactory(client, { reflector: { useWatchList: true } });
     this.broadcaster = new EventBroadcaster(client, { qps: -1 });

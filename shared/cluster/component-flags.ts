@@ -87,6 +87,41 @@ export function controllerManagerFlags(paths: ClusterPaths, port: number, extra:
   ];
 }
 
+/**
+ * The client rates of a simulator (--runtime fake): the binaries keep Kubernetes' defaults
+ * (controllers 20/30, the scheduler 50/100), which would make a client-side limiter, not the
+ * local apiserver, the bottleneck of thousands of simulated pods. Each controller's own limiter
+ * (a create and its event per pod) and the scheduler's (a binding and its event) sit above what
+ * one local apiserver serves, but not so far that one controller's startup sweep over thousands
+ * of nodes floods it: the controller manager's lease renewals share that apiserver (a 1,000-node
+ * run at 5000/10000 lost the lease while the nodes registered on a loaded host). The simulated
+ * nodes keep kubelet's 50/100 per node: their agent's one client already has N nodes' worth.
+ */
+export const SIMULATOR_CLIENT_RATES = {
+  controllers: { qps: 500, burst: 1000 },
+  scheduler: { qps: 1000, burst: 2000 },
+} as const;
+
+/** The controller manager's flags for SIMULATOR_CLIENT_RATES. */
+export function simulatorRateFlags(): string[] {
+  const { controllers, scheduler } = SIMULATOR_CLIENT_RATES;
+  return [
+    `--kube-api-qps=${controllers.qps}`,
+    `--kube-api-burst=${controllers.burst}`,
+    `--scheduler-kube-api-qps=${scheduler.qps}`,
+    `--scheduler-kube-api-burst=${scheduler.burst}`,
+  ];
+}
+
+/** What `tkube up` says it set. */
+export function simulatorRatesLine(nodes: number): string {
+  const { controllers, scheduler } = SIMULATOR_CLIENT_RATES;
+  return (
+    `Client rates for the simulator: each controller QPS ${controllers.qps} burst ${controllers.burst}, ` +
+    `the scheduler QPS ${scheduler.qps} burst ${scheduler.burst}, the ${nodes} simulated node(s) kubelet's QPS 50 burst 100 each`
+  );
+}
+
 export interface NodeAgentFlags {
   paths: ClusterPaths;
   /** Its InternalIP and the address it serves on (nodeAddress in node-addresses.ts). */

@@ -28,6 +28,7 @@ import {
   metricsServerFlags,
   nodeAgentFlags,
   simulatedNodesFlags,
+  simulatorRateFlags,
 } from './component-flags';
 import type { RunningContainerd } from './containerd';
 import { clusterPaths, type ClusterPaths } from './data-dir';
@@ -206,7 +207,10 @@ export class LocalCluster {
       const port = o.controllerManagerPort ?? 10257;
       const cm = this.start(
         'controller-manager',
-        controllerManagerFlags(this.paths, port, o.controllerManagerArgs),
+        controllerManagerFlags(this.paths, port, [
+          ...(simulated ? simulatorRateFlags() : []),
+          ...(o.controllerManagerArgs ?? []),
+        ]),
         'controller-manager',
       );
       await waitUntil(

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { Obj } from '../util/base';
 import { SchedulerCache } from './cache';
-import { numFeasibleNodesToFind } from './scheduler';
+import { numFeasibleNodesToFind } from './algorithm';
 
 const pod = (
   name: string,
@@ -71,6 +71,46 @@ describe('controllers/scheduler: cache', () => {
     c.podSeen('default/a', pod('a', { node: 'n1', cpu: '2' }));
     assert.equal(c.usage('n1').requested.get('cpu'), 2000);
     assert.equal(c.usage('n1').pods, 1);
+  });
+
+  it('keeps the node snapshot from node events: replaced in place, removed by swap, images counted per node', () => {
+    const node = (name: string, images: string[] = [], ready = 'True'): Obj => ({
+      metadata: { name },
+      status: {
+        allocatable: { cpu: '2', pods: '10' },
+        conditions: [{ type: 'Ready', status: ready }],
+        images: images.map((n) => ({ names: [n], sizeBytes: 1000 })),
+      },
+    });
+    const c = new SchedulerCache();
+    c.nodeSet(node('a', ['nginx']));
+    c.nodeSet(node('b', ['nginx:1.25']));
+    c.nodeSet(node('c', ['nginx']));
+    c.podSeen('default/p', pod('p', { node: 'b', cpu: '500m' }));
+    assert.equal(c.imageNodes.get('nginx:latest'), 2, 'an untagged image is :latest');
+    assert.equal(c.imageNodes.get('nginx:1.25'), 1);
+    // An update replaces the node where it stands; its usage stays.
+    c.nodeSet(node('b', [], 'False'));
+    assert.deepEqual(
+      c.nodes().map((n) => n.name),
+      ['a', 'b', 'c'],
+    );
+    assert.equal(c.node('b')!.usage.requested.get('cpu'), 500);
+    assert.deepEqual(c.node('b')!.taints, [{ key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' }]);
+    assert.equal(c.imageNodes.get('nginx:1.25'), undefined);
+    assert.equal(c.node('a')!.allocatable.get('cpu'), 2000);
+    // Removing the first moves the last into its place.
+    c.nodeGone('a');
+    assert.deepEqual(
+      c.nodes().map((n) => n.name),
+      ['c', 'b'],
+    );
+    assert.equal(c.imageNodes.get('nginx:latest'), 1);
+    c.nodeGone('c');
+    c.nodeGone('b');
+    assert.equal(c.nodes().length, 0);
+    // The pod still holds its place on the name until it goes.
+    assert.equal(c.usage('b').pods, 1);
   });
 
   it("finds kube-scheduler's number of feasible nodes (percentageOfNodesToScore unset)", () => {
