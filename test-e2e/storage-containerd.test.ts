@@ -3,8 +3,8 @@
 // directory under its node's data dir, one pod writes a file there and a
 // second reads it; a two-replica StatefulSet with a claim template becomes
 // Ready and keeps its data across a pod deletion; deleting a claim removes
-// its PV and its directory. The scheduler does not yet write selected-node
-// for WaitForFirstConsumer claims: support/volume-binding.ts stands in.
+// its PV and its directory. The scheduler's VolumeBinding writes the claims'
+// selected-node, for the binder and the provisioner.
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,13 +14,11 @@ import { waitUntil } from '../shared/cluster/process';
 import { nodeName } from '../shared/cluster/node-addresses';
 import { startCluster } from './support/cluster';
 import { kubectl, kubectlAvailable } from './support/kubectl';
-import { startVolumeBindingStandIn } from './support/volume-binding';
 
 describe('storage on containerd: local-path volumes, claims mounted by the node agent, StatefulSet claims', function () {
   this.timeout(240_000);
   let cluster: Awaited<ReturnType<typeof startCluster>>;
   let admin: Client;
-  let standIn: { stop(): Promise<void> } | undefined;
   const podCIDR = testPodCIDR();
 
   const ok = async (args: string[], input?: string) => {
@@ -71,11 +69,9 @@ describe('storage on containerd: local-path volumes, claims mounted by the node 
     testImagesDir();
     cluster = await startCluster({ runtime: 'containerd', podCIDR: () => podCIDR, timeoutMs: 90_000 });
     admin = Client.create(loadKubeconfig(cluster.kubeconfig), { qps: -1, http2: false });
-    standIn = startVolumeBindingStandIn(admin);
   });
 
   after(async () => {
-    await standIn?.stop();
     await admin?.close();
     await cluster?.cleanup();
   });
