@@ -1,5 +1,7 @@
 // The record of a running cluster (cluster.json in its data dir): what a later
-// `tkube down` needs to stop a cluster started detached, whose launcher is gone.
+// `tkube down` needs to stop a cluster started detached, whose launcher is gone,
+// what `tkube image load|ls` needs to reach its nodes' containerds and registry,
+// and what another named cluster must not take (its ports and address blocks).
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { CriClient } from '../cri/client';
@@ -8,17 +10,42 @@ import { clusterPaths } from './data-dir';
 import { removeUnreachableRoutes } from './service-route';
 
 export interface ClusterState {
+  /** The cluster's name (`tkube up --name`), when the launcher started it under one. */
+  name?: string;
+  /** Its slot of address blocks (cluster-names.ts). */
+  slot?: number;
+  /** Its nodes' names. */
+  nodes?: string[];
   pids: { name: string; pid: number }[];
   /** The nodes' containerds (their pods are removed through the CRI before they stop). */
-  containerds?: { pid: number; endpoint: string; dataDir: string }[];
+  containerds?: { pid: number; endpoint: string; dataDir: string; node?: string }[];
   kubeconfig: string;
   server: string;
+  /** The image registry's host:port (containerd clusters). */
+  registry?: string;
+  /** Every port the cluster serves on the host. */
+  ports?: number[];
+  podCIDRs?: string[];
+  serviceCIDR?: string;
   /** Service CIDRs routed unreachable while the cluster runs (removed when it stops). */
   unreachableRoutes?: string[];
 }
 
 export function writeClusterState(file: string, state: ClusterState): void {
   writeFileSync(file, JSON.stringify(state, null, 2));
+}
+
+export function readClusterState(dataDir: string): ClusterState | undefined {
+  try {
+    return JSON.parse(readFileSync(clusterPaths(resolve(dataDir)).stateFile, 'utf8')) as ClusterState;
+  } catch {
+    return undefined;
+  }
+}
+
+/** How many of the recorded processes still run. */
+export function aliveProcesses(state: ClusterState): number {
+  return [...state.pids, ...(state.containerds ?? [])].filter((p) => alive(p.pid)).length;
 }
 
 /** `tkube down` for a cluster started detached: signals the recorded PIDs. */
@@ -56,7 +83,7 @@ async function stopPid(pid: number): Promise<void> {
   }
 }
 
-function alive(pid: number): boolean {
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -80,6 +80,9 @@ export interface NodeAgentFlags {
   paths: ClusterPaths;
   ports: NodePorts;
   podCIDR: string;
+  /** The node's name and address (default nodeName(i), nodeIP(i)); a named cluster's own. */
+  name?: string;
+  ip?: string;
   /** The runtime's flags (containerdRuntimeFlags), or none for the agent's default runtime. */
   runtime?: string[];
   extra?: string[];
@@ -87,7 +90,8 @@ export interface NodeAgentFlags {
 
 /** Node i's agent: its own name, loopback IP, ports, root dir and pod CIDR. */
 export function nodeAgentFlags(i: number, o: NodeAgentFlags): string[] {
-  const name = nodeName(i);
+  const name = o.name ?? nodeName(i);
+  const ip = o.ip ?? nodeIP(i);
   const dir = o.paths.nodeDir(name);
   return [
     '--kubeconfig',
@@ -95,9 +99,9 @@ export function nodeAgentFlags(i: number, o: NodeAgentFlags): string[] {
     '--hostname-override',
     name,
     '--node-ip',
-    nodeIP(i),
+    ip,
     '--address',
-    nodeIP(i),
+    ip,
     '--port',
     String(o.ports.port),
     '--read-only-port',
@@ -121,6 +125,7 @@ export function simulatedNodesFlags(
   nodes: number,
   ports: NodePorts,
   extra: string[] = [],
+  nodePrefix = NODE_PREFIX,
 ) {
   return [
     '--kubeconfig',
@@ -130,7 +135,7 @@ export function simulatedNodesFlags(
     '--runtime',
     'fake',
     '--hostname-override',
-    NODE_PREFIX,
+    nodePrefix,
     '--node-ip',
     '127.0.0.1',
     '--address',
@@ -145,8 +150,8 @@ export function simulatedNodesFlags(
   ];
 }
 
-/** Node i's agent on its own containerd, pulling through the cluster's registry. */
-export function containerdRuntimeFlags(i: number, endpoint: string, registryEndpoint: string): string[] {
+/** A node's agent on its own containerd, pulling through the cluster's registry. */
+export function containerdRuntimeFlags(node: string, endpoint: string, registryEndpoint: string): string[] {
   return [
     '--runtime',
     'remote',
@@ -157,7 +162,7 @@ export function containerdRuntimeFlags(i: number, endpoint: string, registryEndp
     '--registry-mirror',
     registryEndpoint,
     '--cgroup-root',
-    `/tkube/${nodeName(i)}`,
+    `/tkube/${node}`,
   ];
 }
 

@@ -19,6 +19,9 @@ export function clusterPaths(dataDir: string) {
     // The scheduler runs inside the controller manager, but as kube-scheduler's own user.
     schedulerKubeconfig: join(dataDir, 'controller-manager', 'scheduler.kubeconfig'),
     metricsServerKubeconfig: join(dataDir, 'metrics-server', 'kubeconfig'),
+    /** The offline images the launcher builds (scripts/build-images.sh): busybox, pause. */
+    offlineImages: join(dataDir, 'offline-images'),
+    /** The user's images, imported into every node and the registry at start (k3s' auto-import folder). */
     images: join(dataDir, 'images'),
     registry: join(dataDir, 'registry'),
     /** A node agent's root dir (by node name, or SIMULATED_NODES): its kubeconfig, pki, containerd. */

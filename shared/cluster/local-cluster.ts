@@ -12,6 +12,7 @@ import { Client } from '../client/client';
 import { loadKubeconfig } from '../client/kubeconfig';
 import { writeClusterCredentials, writeMetricsServerCredentials } from './cluster-credentials';
 import { removeClusterLeftovers } from './cluster-leftovers';
+import { deriveClusterNames, type ClusterNames } from './cluster-names';
 import type { LocalClusterOptions, NodePorts } from './cluster-options';
 import { writeClusterState } from './cluster-state';
 import {
@@ -25,11 +26,13 @@ import {
 import { startContainerd, type RunningContainerd } from './containerd';
 import { clusterPaths, type ClusterPaths } from './data-dir';
 import { frontProxyFlags } from './front-proxy';
+import { autoImportEntries, loadImages } from './images';
 import { ensureMetricsServerRBAC } from './metrics-server-rbac';
-import { defaultNodePorts, nodeName, nodePodCIDR, SIMULATED_NODES } from './node-addresses';
+import { defaultNodePorts, nodeIP, nodeName, nodePodCIDR, SIMULATED_NODES } from './node-addresses';
 import {
   DIST,
   getWithKubeconfig,
+  portIsFree,
   startExecutable,
   unverifiedStatus,
   waitForHTTP,
@@ -37,6 +40,7 @@ import {
   type Proc,
 } from './process';
 import { startRegistry } from './registry';
+import { claimClusterName, heldByOtherClusters, releaseClusterName } from './running-clusters';
 import { installUnreachableRoutes, removeUnreachableRoutes, type RouteResult } from './service-route';
 import { SupervisedProc, type SupervisorOptions } from './supervisor';
 
@@ -57,6 +61,13 @@ export class LocalCluster {
   /** What up() did about the service CIDR's unreachable route (undefined: not asked to). */
   serviceRoute: RouteResult | undefined;
   private stopping = false;
+  /**
+   * What clusterName derived (ports, blocks, node names) once up() claimed the name; undefined
+   * for a cluster without a name (tests, benchmarks): then the options and the defaults hold.
+   */
+  names: ClusterNames | undefined;
+  private claimed = false;
+  private registryHost: string | undefined;
 
   constructor(o: LocalClusterOptions) {
     this.o = o;
@@ -68,19 +79,36 @@ export class LocalCluster {
   }
 
   private podCIDR(i: number): string {
-    return this.o.podCIDR?.(i) ?? nodePodCIDR(i);
+    return this.o.podCIDR?.(i) ?? this.names?.podCIDR(i) ?? nodePodCIDR(i);
   }
 
   private ports(i: number): NodePorts {
-    return this.o.nodePorts?.(i) ?? defaultNodePorts(i);
+    return this.o.nodePorts?.(i) ?? this.names?.ports.nodes[i] ?? defaultNodePorts(i);
+  }
+
+  /** Node i's name: <prefix>-<i+1>, the prefix the cluster name's (tkube-node by default). */
+  nodeName(i: number): string {
+    return this.names ? nodeName(i, this.names.nodePrefix) : nodeName(i);
+  }
+
+  private nodeIP(i: number): string {
+    return this.names?.nodeIP(i) ?? nodeIP(i);
   }
 
   get apiserverPort(): number {
-    return this.o.apiserverPort ?? 6443;
+    return this.o.apiserverPort ?? this.names?.ports.apiserver ?? 6443;
+  }
+
+  private get controllerManagerPort(): number {
+    return this.o.controllerManagerPort ?? this.names?.ports.controllerManager ?? 10257;
+  }
+
+  private get registryPort(): number {
+    return this.o.registryPort ?? this.names?.ports.registry ?? 5000;
   }
 
   get serviceCIDR(): string {
-    return this.o.serviceCIDR ?? '10.0.0.0/24';
+    return this.o.serviceCIDR ?? this.names?.serviceCIDR ?? '10.0.0.0/24';
   }
 
   get server(): string {
@@ -116,7 +144,22 @@ export class LocalCluster {
   async up(): Promise<void> {
     const o = this.o;
     const timeout = o.timeoutMs ?? 60_000;
+    const nodes = o.nodes ?? 1;
+    if (o.clusterName !== undefined) {
+      // First of all: a second `up` of a running name stops here, before it touches anything.
+      claimClusterName(o.clusterName, this.dataDir);
+      this.claimed = true;
+      this.names = await deriveClusterNames({
+        name: o.clusterName,
+        nodes,
+        others: heldByOtherClusters(o.clusterName),
+        isFree: (port) => portIsFree(port, '0.0.0.0'),
+        dataDir: this.dataDir,
+      });
+    }
     mkdirSync(this.dataDir, { recursive: true });
+    // What this cluster holds, before anything starts: another `up` reads it.
+    this.saveState();
     await this.removeLeftovers();
     const progress = o.progress ?? (() => {});
 
@@ -141,7 +184,6 @@ export class LocalCluster {
     await waitForHTTP(this.kubeconfig, '/readyz', timeout, api.exited);
     progress('apiserver', 'done', this.server);
 
-    const nodes = o.nodes ?? 1;
     const simulated = o.runtime === 'fake';
     const controllerManager = o.controllerManager !== false;
     progress('credentials', 'start');
@@ -151,12 +193,13 @@ export class LocalCluster {
       nodes,
       simulated,
       controllerManager,
+      nodeName: (i) => this.nodeName(i),
     });
     progress('credentials', 'done');
 
     if (controllerManager) {
       progress('controller-manager', 'start');
-      const port = o.controllerManagerPort ?? 10257;
+      const port = this.controllerManagerPort;
       const cm = this.start(
         'controller-manager',
         controllerManagerFlags(this.paths, port, o.controllerManagerArgs),
@@ -189,20 +232,21 @@ export class LocalCluster {
   private async startContainerds(nodes: number): Promise<string[][]> {
     const progress = this.o.progress ?? (() => {});
     progress('images', 'start');
-    const imagesDir = this.paths.images;
+    const imagesDir = this.paths.offlineImages;
     execFileSync('bash', [join(DIST, '..', 'scripts', 'build-images.sh'), imagesDir], { stdio: 'pipe' });
     const registry = await startRegistry({
       dataDir: this.paths.registry,
-      port: this.o.registryPort ?? 5000,
+      port: this.registryPort,
       imagesDir,
       detached: this.o.detached,
     });
     this.procs.push(registry.proc);
+    this.registryHost = registry.host;
     const mirror = { endpoint: registry.endpoint, mirrorOnly: !this.o.upstreamRegistries };
     const args: string[][] = [];
     for (let i = 0; i < nodes; i++) {
       const ctd = await startContainerd({
-        dataDir: join(this.paths.nodeDir(nodeName(i)), 'containerd'),
+        dataDir: join(this.paths.nodeDir(this.nodeName(i)), 'containerd'),
         podCIDR: this.podCIDR(i),
         imagesDir,
         registriesFile: this.o.registriesFile,
@@ -211,12 +255,21 @@ export class LocalCluster {
         supervise: this.supervision(),
       });
       this.containerds.push(ctd);
-      args.push(containerdRuntimeFlags(i, ctd.endpoint, registry.endpoint));
+      args.push(containerdRuntimeFlags(this.nodeName(i), ctd.endpoint, registry.endpoint));
     }
+    // The user's images (k3s' auto-import folder), before the agents first report the nodes' images.
+    mkdirSync(this.paths.images, { recursive: true });
+    const own = autoImportEntries(this.paths.images);
+    const loaded = loadImages(own.load, {
+      nodes: this.containerds.map((c, i) => ({ node: this.nodeName(i), endpoint: c.endpoint })),
+      registry: registry.host,
+    });
+    const extra = loaded.length ? `, ${loaded.length} of ${this.paths.images}/` : '';
+    const ignored = own.ignored.length ? ` (ignored there: ${own.ignored.join(', ')})` : '';
     progress(
       'images',
       'done',
-      `busybox and pause on ${nodes} node(s) and in the registry on ${registry.host}`,
+      `busybox, pause${extra} on ${nodes} node(s) and in the registry on ${registry.host}${ignored}`,
     );
     return args;
   }
@@ -254,19 +307,21 @@ export class LocalCluster {
     const started: Proc[] = [];
     for (let i = 0; i < nodes; i++) {
       const flags = nodeAgentFlags(i, {
+        name: this.nodeName(i),
+        ip: this.nodeIP(i),
         paths: this.paths,
         ports: this.ports(i),
         podCIDR: this.podCIDR(i),
         runtime: runtimeArgs?.[i],
         extra: this.o.nodeagentArgs?.(i),
       });
-      started.push(this.start('nodeagent', flags, nodeName(i)));
+      started.push(this.start('nodeagent', flags, this.nodeName(i)));
     }
     for (let i = 0; i < nodes; i++) {
       await waitUntil(
-        () => this.nodeReady(nodeName(i)),
+        () => this.nodeReady(this.nodeName(i)),
         timeout,
-        `node ${nodeName(i)} Ready`,
+        `node ${this.nodeName(i)} Ready`,
         started[i].exited,
       );
     }
@@ -274,7 +329,13 @@ export class LocalCluster {
 
   /** One node agent hosting every node (--simulated-nodes); waits until all of them are Ready. */
   private async startSimulatedNodes(nodes: number, timeout: number): Promise<void> {
-    const flags = simulatedNodesFlags(this.paths, nodes, this.ports(0), this.o.nodeagentArgs?.(0));
+    const flags = simulatedNodesFlags(
+      this.paths,
+      nodes,
+      this.ports(0),
+      this.o.nodeagentArgs?.(0),
+      this.names?.nodePrefix,
+    );
     const p = this.start('nodeagent', flags, SIMULATED_NODES);
     // Generous: a thousand registrations take a while on a loaded machine.
     await waitUntil(
@@ -302,11 +363,35 @@ export class LocalCluster {
   }
 
   private saveState(): void {
+    const nodes = this.o.nodes ?? 1;
+    const agents = this.o.runtime === 'fake' ? Math.min(nodes, 1) : nodes;
+    const nodePorts = Array.from({ length: agents }, (_, i) => this.ports(i));
+    const n = this.names?.ports;
     writeClusterState(this.paths.stateFile, {
+      name: this.o.clusterName,
+      slot: this.names?.slot,
+      nodes: Array.from({ length: nodes }, (_, i) => this.nodeName(i)),
       pids: this.procs.map((p) => ({ name: p.name, pid: p.pid })),
-      containerds: this.containerds.map((c) => ({ pid: c.pid, endpoint: c.endpoint, dataDir: c.dataDir })),
+      containerds: this.containerds.map((c, i) => ({
+        pid: c.pid,
+        endpoint: c.endpoint,
+        dataDir: c.dataDir,
+        node: this.nodeName(i),
+      })),
       kubeconfig: this.kubeconfig,
       server: this.server,
+      registry: this.registryHost,
+      ports: [
+        this.apiserverPort,
+        this.controllerManagerPort,
+        this.registryPort,
+        ...nodePorts.flatMap((p) => [p.port, p.readOnlyPort, p.healthzPort]),
+        ...(n ? [n.proxyHealthz, n.proxyMetrics, n.dnsHealth, n.dnsReady, n.dnsMetrics] : []),
+      ],
+      podCIDRs: this.names
+        ? [this.names.clusterCIDR]
+        : Array.from({ length: nodes }, (_, i) => this.podCIDR(i)),
+      serviceCIDR: this.serviceCIDR,
       unreachableRoutes: this.serviceRoute?.installed,
     });
   }
@@ -325,6 +410,8 @@ export class LocalCluster {
    * still runs or is mounted. No exit during the stop is restarted.
    */
   async down(): Promise<void> {
+    // Refused at its start (the name runs elsewhere): nothing of it to stop.
+    if (this.o.clusterName !== undefined && !this.claimed) return;
     this.endSupervision();
     for (const p of [...this.procs].reverse()) await p.stop('SIGTERM', 20_000);
     this.procs.length = 0;
@@ -333,16 +420,24 @@ export class LocalCluster {
     await this.removeLeftovers(false);
     this.removeServiceRoute();
     rmSync(this.paths.stateFile, { force: true });
+    this.releaseName();
   }
 
   /** The second Ctrl-C: no waiting for anything, everything of the data dir SIGKILLed and cleaned up. */
   async kill(): Promise<void> {
+    if (this.o.clusterName !== undefined && !this.claimed) return;
     this.endSupervision();
     await this.removeLeftovers(false);
     this.removeServiceRoute();
     this.procs.length = 0;
     this.containerds.length = 0;
     rmSync(this.paths.stateFile, { force: true });
+    this.releaseName();
+  }
+
+  private releaseName(): void {
+    if (this.claimed) releaseClusterName(this.o.clusterName!, this.dataDir);
+    this.claimed = false;
   }
 
   private removeServiceRoute(): void {

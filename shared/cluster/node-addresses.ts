@@ -4,7 +4,7 @@ import type { NodePorts } from './cluster-options';
 
 /** The node names' prefix; the simulated nodes' agent takes it as --hostname-override. */
 export const NODE_PREFIX = 'tkube-node';
-export const nodeName = (i: number) => `${NODE_PREFIX}-${i + 1}`;
+export const nodeName = (i: number, prefix = NODE_PREFIX) => `${prefix}-${i + 1}`;
 /** The node agent process that hosts simulated nodes. */
 export const SIMULATED_NODES = 'simulated-nodes';
 
