@@ -147,7 +147,7 @@ export class LocalCluster {
     const nodes = o.nodes ?? 1;
     if (o.clusterName !== undefined) {
       // First of all: a second `up` of a running name stops here, before it touches anything.
-      claimClusterName(o.clusterName, this.dataDir);
+      claimClusterName(o.clusterName, this.dataDir, !!o.detached);
       this.claimed = true;
       this.names = await deriveClusterNames({
         name: o.clusterName,

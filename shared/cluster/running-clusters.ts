@@ -17,6 +17,8 @@ interface Entry {
   dataDir: string;
   /** The `tkube up` that claimed the name (it may have exited since: --detach). */
   launcherPid: number;
+  /** Started with --detach: it runs on once its launcher exits; else it ends with its launcher. */
+  detached?: boolean;
 }
 
 /** The host-wide directory of entries; TKUBE_CLUSTERS_DIR moves it (tests keep theirs apart). */
@@ -51,6 +53,9 @@ function launcherAlive(e: Entry): boolean {
 
 function statusOf(e: Entry, state: ClusterState | undefined): ClusterStatus {
   const launcher = launcherAlive(e);
+  // A launcher in the foreground that is gone crashed: what it left is leftovers, removed by
+  // the next `up` of its data dir, and the name is free.
+  if (!launcher && !e.detached) return 'stopped';
   if (!state) return launcher ? 'starting' : 'stopped';
   const up = aliveProcesses(state);
   const all = state.pids.length + (state.containerds?.length ?? 0);
@@ -101,10 +106,10 @@ export class ClusterNameTaken extends Error {}
  * Claims the name for this process: refused (with what to do) when a cluster of that name runs.
  * A stale entry (its cluster crashed or was stopped) is taken over.
  */
-export function claimClusterName(name: string, dataDir: string): void {
+export function claimClusterName(name: string, dataDir: string, detached = false): void {
   mkdirSync(clustersDir(), { recursive: true });
   const file = entryFile(name);
-  const entry: Entry = { name, dataDir: resolve(dataDir), launcherPid: process.pid };
+  const entry: Entry = { name, dataDir: resolve(dataDir), launcherPid: process.pid, detached };
   for (let attempt = 0; ; attempt++) {
     try {
       writeFileSync(file, JSON.stringify(entry), { flag: 'wx' });
