@@ -33,12 +33,13 @@ export function clusterCommands(): Command[] {
       return;
     }
     printTable(
-      ['NAME', 'STATUS', 'SERVER', 'NODES', 'DATA DIR'],
+      ['NAME', 'STATUS', 'SERVER', 'NODES', 'REGISTRY', 'DATA DIR'],
       clusters.map((c) => [
         c.name,
         c.status,
         c.state?.server ?? '-',
         String(c.state?.nodes?.length ?? '-'),
+        c.state?.registry ?? '-',
         c.dataDir,
       ]),
     );

@@ -96,7 +96,10 @@ describe('named clusters side by side (tkube up --name)', function () {
     ] as const)
       assert.match(
         ls.stdout,
-        new RegExp(`^${name}\\s+running\\s+${s.server.replace(/\./g, '\\.')}\\s+1\\s+${dir(name)}$`, 'm'),
+        new RegExp(
+          `^${name}\\s+running\\s+${s.server.replace(/\./g, '\\.')}\\s+1\\s+${(s.registry ?? '-').replace(/\./g, '\\.')}\\s+${dir(name)}$`,
+          'm',
+        ),
       );
 
     for (const name of ['a', 'b']) {
