@@ -15,7 +15,16 @@
 // keeps an OCI ref name as it is written ("me/app:dev" would stay un-normalised
 // and the CRI, which asks for docker.io/me/app:dev, would never find it).
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { CriClient } from '../cri/client';
@@ -51,7 +60,11 @@ export interface ImageSource {
 }
 
 function tarMembers(file: string): Set<string> {
-  const out = execFileSync('tar', ['-tf', file], { encoding: 'utf8', maxBuffer: 64 << 20 });
+  const out = execFileSync('tar', ['-tf', file], {
+    encoding: 'utf8',
+    maxBuffer: 64 << 20,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   return new Set(out.split('\n').map((m) => m.replace(/^\.\//, '')));
 }
 
@@ -200,6 +213,26 @@ export function autoImportEntries(dir: string): { load: string[]; ignored: strin
     else ignored.push(f);
   }
   return { load, ignored };
+}
+
+/**
+ * A data dir from before the auto-import folder kept the built offline images in images/: they
+ * move to offline-images/, so that they are not taken for the user's and loaded on every start.
+ */
+export function moveBuiltImages(images: string, offlineImages: string): void {
+  const built = ['busybox.oci.tar', 'pause.oci.tar'];
+  if (existsSync(offlineImages) || !built.every((f) => existsSync(join(images, f)))) return;
+  mkdirSync(offlineImages, { recursive: true });
+  for (const f of built) renameSync(join(images, f), join(offlineImages, f));
+}
+
+/** Loads the auto-import folder (created when missing); says what it loaded and ignored. */
+export function autoImport(dir: string, t: ImageTargets): string {
+  mkdirSync(dir, { recursive: true });
+  const own = autoImportEntries(dir);
+  const loaded = loadImages(own.load, t);
+  const ignored = own.ignored.length ? ` (ignored in ${dir}/: ${own.ignored.join(', ')})` : '';
+  return (loaded.length ? `, ${loaded.length} of ${dir}/` : '') + ignored;
 }
 
 /** One image as a node's containerd lists it (crictl images' columns). */

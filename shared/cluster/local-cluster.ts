@@ -12,7 +12,8 @@ import { Client } from '../client/client';
 import { loadKubeconfig } from '../client/kubeconfig';
 import { writeClusterCredentials, writeMetricsServerCredentials } from './cluster-credentials';
 import { removeClusterLeftovers } from './cluster-leftovers';
-import { deriveClusterNames, type ClusterNames } from './cluster-names';
+import { ClusterLayout } from './cluster-layout';
+import type { ClusterNames } from './cluster-names';
 import type { LocalClusterOptions, NodePorts } from './cluster-options';
 import { writeClusterState } from './cluster-state';
 import {
@@ -26,13 +27,12 @@ import {
 import { startContainerd, type RunningContainerd } from './containerd';
 import { clusterPaths, type ClusterPaths } from './data-dir';
 import { frontProxyFlags } from './front-proxy';
-import { autoImportEntries, loadImages } from './images';
+import { autoImport, moveBuiltImages } from './images';
 import { ensureMetricsServerRBAC } from './metrics-server-rbac';
-import { defaultNodePorts, nodeIP, nodeName, nodePodCIDR, SIMULATED_NODES } from './node-addresses';
+import { SIMULATED_NODES } from './node-addresses';
 import {
   DIST,
   getWithKubeconfig,
-  portIsFree,
   startExecutable,
   unverifiedStatus,
   waitForHTTP,
@@ -40,7 +40,7 @@ import {
   type Proc,
 } from './process';
 import { startRegistry } from './registry';
-import { claimClusterName, heldByOtherClusters, releaseClusterName } from './running-clusters';
+import { claimClusterName, releaseClusterName } from './running-clusters';
 import { installUnreachableRoutes, removeUnreachableRoutes, type RouteResult } from './service-route';
 import { SupervisedProc, type SupervisorOptions } from './supervisor';
 
@@ -61,11 +61,7 @@ export class LocalCluster {
   /** What up() did about the service CIDR's unreachable route (undefined: not asked to). */
   serviceRoute: RouteResult | undefined;
   private stopping = false;
-  /**
-   * What clusterName derived (ports, blocks, node names) once up() claimed the name; undefined
-   * for a cluster without a name (tests, benchmarks): then the options and the defaults hold.
-   */
-  names: ClusterNames | undefined;
+  private layout: ClusterLayout;
   private claimed = false;
   private registryHost: string | undefined;
 
@@ -76,39 +72,36 @@ export class LocalCluster {
     this.kubeconfig = this.paths.kubeconfig;
     this.logDir = this.paths.logDir;
     this.certDir = this.paths.certDir;
+    this.layout = new ClusterLayout(o);
+  }
+
+  /**
+   * What clusterName derived (ports, blocks, node names, the proxy's tables) once up() claimed
+   * the name; undefined for a cluster without a name (tests, benchmarks).
+   */
+  get names(): ClusterNames | undefined {
+    return this.layout.names;
   }
 
   private podCIDR(i: number): string {
-    return this.o.podCIDR?.(i) ?? this.names?.podCIDR(i) ?? nodePodCIDR(i);
+    return this.layout.podCIDR(i);
   }
 
   private ports(i: number): NodePorts {
-    return this.o.nodePorts?.(i) ?? this.names?.ports.nodes[i] ?? defaultNodePorts(i);
+    return this.layout.nodePorts(i);
   }
 
-  /** Node i's name: <prefix>-<i+1>, the prefix the cluster name's (tkube-node by default). */
+  /** Node i's name (tkube-node-<i+1> by default). */
   nodeName(i: number): string {
-    return this.names ? nodeName(i, this.names.nodePrefix) : nodeName(i);
-  }
-
-  private nodeIP(i: number): string {
-    return this.names?.nodeIP(i) ?? nodeIP(i);
+    return this.layout.nodeName(i);
   }
 
   get apiserverPort(): number {
-    return this.o.apiserverPort ?? this.names?.ports.apiserver ?? 6443;
-  }
-
-  private get controllerManagerPort(): number {
-    return this.o.controllerManagerPort ?? this.names?.ports.controllerManager ?? 10257;
-  }
-
-  private get registryPort(): number {
-    return this.o.registryPort ?? this.names?.ports.registry ?? 5000;
+    return this.layout.apiserverPort;
   }
 
   get serviceCIDR(): string {
-    return this.o.serviceCIDR ?? this.names?.serviceCIDR ?? '10.0.0.0/24';
+    return this.layout.serviceCIDR;
   }
 
   get server(): string {
@@ -149,13 +142,7 @@ export class LocalCluster {
       // First of all: a second `up` of a running name stops here, before it touches anything.
       claimClusterName(o.clusterName, this.dataDir, !!o.detached);
       this.claimed = true;
-      this.names = await deriveClusterNames({
-        name: o.clusterName,
-        nodes,
-        others: heldByOtherClusters(o.clusterName),
-        isFree: (port) => portIsFree(port, '0.0.0.0'),
-        dataDir: this.dataDir,
-      });
+      this.layout = await ClusterLayout.derived(o, this.dataDir);
     }
     mkdirSync(this.dataDir, { recursive: true });
     // What this cluster holds, before anything starts: another `up` reads it.
@@ -199,7 +186,7 @@ export class LocalCluster {
 
     if (controllerManager) {
       progress('controller-manager', 'start');
-      const port = this.controllerManagerPort;
+      const port = this.layout.controllerManagerPort;
       const cm = this.start(
         'controller-manager',
         controllerManagerFlags(this.paths, port, o.controllerManagerArgs),
@@ -233,10 +220,11 @@ export class LocalCluster {
     const progress = this.o.progress ?? (() => {});
     progress('images', 'start');
     const imagesDir = this.paths.offlineImages;
+    moveBuiltImages(this.paths.images, imagesDir);
     execFileSync('bash', [join(DIST, '..', 'scripts', 'build-images.sh'), imagesDir], { stdio: 'pipe' });
     const registry = await startRegistry({
       dataDir: this.paths.registry,
-      port: this.registryPort,
+      port: this.layout.registryPort,
       imagesDir,
       detached: this.o.detached,
     });
@@ -258,18 +246,14 @@ export class LocalCluster {
       args.push(containerdRuntimeFlags(this.nodeName(i), ctd.endpoint, registry.endpoint));
     }
     // The user's images (k3s' auto-import folder), before the agents first report the nodes' images.
-    mkdirSync(this.paths.images, { recursive: true });
-    const own = autoImportEntries(this.paths.images);
-    const loaded = loadImages(own.load, {
+    const own = autoImport(this.paths.images, {
       nodes: this.containerds.map((c, i) => ({ node: this.nodeName(i), endpoint: c.endpoint })),
       registry: registry.host,
     });
-    const extra = loaded.length ? `, ${loaded.length} of ${this.paths.images}/` : '';
-    const ignored = own.ignored.length ? ` (ignored there: ${own.ignored.join(', ')})` : '';
     progress(
       'images',
       'done',
-      `busybox, pause${extra} on ${nodes} node(s) and in the registry on ${registry.host}${ignored}`,
+      `busybox, pause${own} on ${nodes} node(s) and in the registry on ${registry.host}`,
     );
     return args;
   }
@@ -308,7 +292,7 @@ export class LocalCluster {
     for (let i = 0; i < nodes; i++) {
       const flags = nodeAgentFlags(i, {
         name: this.nodeName(i),
-        ip: this.nodeIP(i),
+        ip: this.layout.nodeIP(i),
         paths: this.paths,
         ports: this.ports(i),
         podCIDR: this.podCIDR(i),
@@ -363,14 +347,8 @@ export class LocalCluster {
   }
 
   private saveState(): void {
-    const nodes = this.o.nodes ?? 1;
-    const agents = this.o.runtime === 'fake' ? Math.min(nodes, 1) : nodes;
-    const nodePorts = Array.from({ length: agents }, (_, i) => this.ports(i));
-    const n = this.names?.ports;
     writeClusterState(this.paths.stateFile, {
-      name: this.o.clusterName,
-      slot: this.names?.slot,
-      nodes: Array.from({ length: nodes }, (_, i) => this.nodeName(i)),
+      ...this.layout.recorded(),
       pids: this.procs.map((p) => ({ name: p.name, pid: p.pid })),
       containerds: this.containerds.map((c, i) => ({
         pid: c.pid,
@@ -381,17 +359,6 @@ export class LocalCluster {
       kubeconfig: this.kubeconfig,
       server: this.server,
       registry: this.registryHost,
-      ports: [
-        this.apiserverPort,
-        this.controllerManagerPort,
-        this.registryPort,
-        ...nodePorts.flatMap((p) => [p.port, p.readOnlyPort, p.healthzPort]),
-        ...(n ? [n.proxyHealthz, n.proxyMetrics, n.dnsHealth, n.dnsReady, n.dnsMetrics] : []),
-      ],
-      podCIDRs: this.names
-        ? [this.names.clusterCIDR]
-        : Array.from({ length: nodes }, (_, i) => this.podCIDR(i)),
-      serviceCIDR: this.serviceCIDR,
       unreachableRoutes: this.serviceRoute?.installed,
     });
   }
