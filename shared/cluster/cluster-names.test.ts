@@ -154,20 +154,50 @@ describe('shared/cluster: running clusters on the host', () => {
     claimClusterName('a', join(dir, 'elsewhere'));
   });
 
-  it('takes over the name of a cluster whose processes are gone, and reads what running ones hold', async () => {
-    const stale = join(dir, 'stale');
-    // Claimed in a child process that exits, leaving its entry behind.
+  /** `claimClusterName(name, dataDir, detached)` in a child process that then exits. */
+  async function claimInChild(name: string, dataDir: string, detached: boolean): Promise<void> {
+    const mod = JSON.stringify(join(__dirname, 'running-clusters.js'));
     const code = await new Promise((r) =>
       spawn(
         process.execPath,
         [
           '-e',
-          `require(${JSON.stringify(join(__dirname, 'running-clusters.js'))}).claimClusterName('x', ${JSON.stringify(stale)})`,
+          `require(${mod}).claimClusterName(${JSON.stringify(name)}, ${JSON.stringify(dataDir)}, ${detached})`,
         ],
         { stdio: 'inherit', env: process.env },
       ).once('exit', r),
     );
     assert.equal(code, 0);
+  }
+
+  it('keeps the name of a --detach cluster whose launcher exited while its processes run', async () => {
+    const d = join(dir, 'd');
+    mkdirSync(d);
+    await claimInChild('d', d, true);
+    writeClusterState(clusterPaths(d).stateFile, {
+      name: 'd',
+      pids: [{ name: 'apiserver', pid: process.pid }],
+      kubeconfig: join(d, 'kubeconfig'),
+      server: 'https://127.0.0.1:20000',
+    });
+    assert.deepEqual(
+      runningClusters().map((c) => [c.name, c.status, c.launcherPid]),
+      [['d', 'running', undefined]],
+    );
+    assert.throws(() => claimClusterName('d', d), ClusterNameTaken);
+    // The same with a launcher in the foreground that died (crashed): the name is free again.
+    await claimInChild('f', d, false);
+    assert.deepEqual(
+      runningClusters().map((c) => c.name),
+      ['d'],
+    );
+    claimClusterName('f', d);
+  });
+
+  it('takes over the name of a cluster whose processes are gone, and reads what running ones hold', async () => {
+    const stale = join(dir, 'stale');
+    // Claimed in a child process that exits, leaving its entry behind.
+    await claimInChild('x', stale, false);
     claimClusterName('x', join(dir, 'new'));
     assert.equal(clusterDataDir({ name: 'x' }), join(dir, 'new'));
 

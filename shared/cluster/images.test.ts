@@ -3,11 +3,11 @@
 // skopeo from the offline busybox), and clear errors for what it cannot load.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { testImagesDir, runtimeTestsUnavailable } from '../../nodeagent/cri/testing';
-import { autoImportEntries, humanSize, imagesIn, normalizeImageName } from './images';
+import { autoImportEntries, humanSize, imagesIn, moveBuiltImages, normalizeImageName } from './images';
 import { registryMissing, SKOPEO_BIN } from './registry';
 
 describe('shared/cluster: images for tkube image load', () => {
@@ -28,6 +28,24 @@ describe('shared/cluster: images for tkube image load', () => {
     assert.equal(humanSize(1_474_560), '1.47MB');
     assert.equal(humanSize(999), '999B');
     assert.equal(humanSize(2_500_000_000), '2.5GB');
+  });
+
+  it("moves an old data dir's built offline images out of the auto-import folder, once", () => {
+    const d = mkdtempSync(join(tmpdir(), 'tkube-images-old-'));
+    try {
+      const [images, offline] = [join(d, 'images'), join(d, 'offline-images')];
+      mkdirSync(images);
+      for (const f of ['busybox.oci.tar', 'pause.oci.tar', 'mine.tar']) writeFileSync(join(images, f), f);
+      moveBuiltImages(images, offline);
+      assert.deepEqual(readdirSync(images), ['mine.tar']);
+      assert.deepEqual(readdirSync(offline).sort(), ['busybox.oci.tar', 'pause.oci.tar']);
+      // A user's own busybox.oci.tar later is the user's.
+      for (const f of ['busybox.oci.tar', 'pause.oci.tar']) writeFileSync(join(images, f), f);
+      moveBuiltImages(images, offline);
+      assert.equal(readdirSync(images).length, 3);
+    } finally {
+      rmSync(d, { recursive: true, force: true });
+    }
   });
 
   describe('archives and layouts', function () {
