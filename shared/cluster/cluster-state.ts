@@ -5,6 +5,7 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { CriClient } from '../cri/client';
+import { removeClusterLeftovers } from './cluster-leftovers';
 import { removeAllPods, removeLeftovers } from './containerd';
 import { clusterPaths } from './data-dir';
 import { removeUnreachableRoutes } from './service-route';
@@ -68,6 +69,8 @@ export async function stopRecordedCluster(dataDir: string): Promise<string[]> {
     await removeLeftovers(c.dataDir);
     stopped.push('containerd');
   }
+  // What runs or is mounted of the data dir still: the agents' volumes stay mounted when they stop.
+  await removeClusterLeftovers(resolve(dataDir));
   for (const cidr of state.unreachableRoutes ?? []) removeUnreachableRoutes(cidr);
   rmSync(file, { force: true });
   return stopped;
