@@ -14,7 +14,7 @@ import { bridgeName } from '../shared/cluster/containerd';
 import { removeClusterLeftovers } from '../shared/cluster/cluster-leftovers';
 import type { ClusterState } from '../shared/cluster/cluster-state';
 import { clusterPaths } from '../shared/cluster/data-dir';
-import { processesUnder } from '../shared/cluster/leftovers';
+import { mountsUnder, processesUnder } from '../shared/cluster/leftovers';
 import { waitUntil } from '../shared/cluster/process';
 import { registryMissing } from '../shared/cluster/registry';
 import { hasUnreachableRoute, removeUnreachableRoutes } from '../shared/cluster/service-route';
@@ -163,6 +163,7 @@ describe('named clusters side by side (tkube up --name)', function () {
       ['b', b],
     ] as const) {
       assert.deepEqual(processesUnder(dir(name)), [], `${name}: no process`);
+      assert.deepEqual(mountsUnder(dir(name)), [], `${name}: no mount`);
       assert.ok(!hasUnreachableRoute(s.serviceCIDR!), `${name}: no route`);
       for (const c of s.containerds ?? []) {
         assert.doesNotMatch(
