@@ -1,17 +1,23 @@
 // tkube: a whole local Kubernetes-compatible cluster in one command.
 //   tkube up      start apiserver, controller-manager and node agents (Ctrl-C stops them)
-//   tkube down    stop a cluster started with `tkube up --detach`
+//   tkube down    stop a cluster (--name NAME, default tkube)
+//   tkube ls      list the clusters running on this host
+//   tkube kubeconfig  print a cluster's kubeconfig path
+//   tkube image load|ls  images into a running cluster's nodes and registry; what they hold
 //   tkube envtest-assets  write a KUBEBUILDER_ASSETS directory for envtest
 import { Command } from 'commander';
 import { relative, resolve } from 'node:path';
 import { containerdMissing } from '../shared/cluster/containerd';
 import type { NodeRuntime, Step } from '../shared/cluster/cluster-options';
-import { stopRecordedCluster } from '../shared/cluster/cluster-state';
+import { defaultDataDir, DEFAULT_CLUSTER_NAME, invalidClusterName } from '../shared/cluster/cluster-names';
+import { ClusterNameTaken } from '../shared/cluster/running-clusters';
 import { LocalCluster } from '../shared/cluster/local-cluster';
 import { simulatorRatesLine } from '../shared/cluster/component-flags';
 import { writeComponentKubeconfig } from '../shared/cluster/credentials';
 import { startIdleGc } from '../shared/heap/idle-gc';
 import { envtestAssetsCommand } from './envtest-assets';
+import { clusterCommands } from './tkube-clusters';
+import { imageCommand } from './tkube-image';
 
 const LABELS: Record<Step, string> = {
   apiserver: 'Starting the apiserver',
@@ -125,12 +131,18 @@ program
     'start a local cluster: apiserver (embedded store or etcd), controller manager and node agents (on containerd: with a containerd and a service proxy per node)',
   )
   .option(
+    '--name <name>',
+    "the cluster's name on this host: clusters of different names run side by side, each with its own data dir, node names, ports, pod and Service CIDRs",
+    DEFAULT_CLUSTER_NAME,
+  )
+  .option(
     '--data-dir <dir>',
-    'directory of the cluster (data, certificates, kubeconfig, logs); a restart reuses it',
-    '.tkube',
+    'directory of the cluster (data, certificates, kubeconfig, logs); a restart reuses it (default: .tkube for the name tkube, .tkube-clusters/NAME for others)',
   )
   .option('--nodes <n>', 'number of node agents', (v) => parseInt(v, 10), 1)
-  .option('--port <port>', 'apiserver secure port', (v) => parseInt(v, 10), 6443)
+  .option('--port <port>', 'apiserver secure port (default 6443, or a free one when it is taken)', (v) =>
+    parseInt(v, 10),
+  )
   .option('--controller-manager-port <port>', "the controller manager's secure port", (v) => parseInt(v, 10))
   .option(
     '--kubelet-port <port>',
@@ -153,9 +165,8 @@ program
   )
   .option(
     '--registry-port <port>',
-    "the cluster's image registry on 127.0.0.1 (containerd)",
+    "the cluster's image registry on 127.0.0.1 (containerd; default 5000, or a free one when it is taken)",
     (v) => parseInt(v, 10),
-    5000,
   )
   .option(
     '--upstream-registries',
@@ -163,8 +174,12 @@ program
   )
   .option('--detach', 'leave the cluster running in the background (stop it with tkube down)')
   .action(async (o) => {
+    const invalid = invalidClusterName(o.name);
+    if (invalid) throw new Error(invalid);
+    o.dataDir ??= defaultDataDir(o.name);
     const runtime = chooseRuntime(o.runtime);
     const cluster = new LocalCluster({
+      clusterName: o.name,
       runtime,
       registriesFile: o.registries ? resolve(o.registries) : undefined,
       registryPort: o.registryPort,
@@ -223,6 +238,11 @@ program
     } catch (err) {
       // A signal during the start: that stop is under way.
       if (stopping) return;
+      // The name runs already: nothing was started here.
+      if (err instanceof ClusterNameTaken) {
+        console.error(`✘ ${err.message}`);
+        process.exit(1);
+      }
       console.error(
         `\n✘ ${(err as Error).message}\n  Logs: ${relative(process.cwd(), cluster.logDir) || cluster.logDir}/`,
       );
@@ -231,30 +251,26 @@ program
     }
     const kc = resolve(cluster.kubeconfig);
     console.log(`
-tkube is running: apiserver ${cluster.server}, ${o.nodes} node(s) ${runtimeLabel(runtime)}${o.etcdServers ? `, etcd ${o.etcdServers}` : ', embedded store'}
-${servicesLines(cluster, runtime)}${runtime === 'fake' ? `
-${simulatorRatesLine(o.nodes)}` : ''}
+tkube is running: ${o.name !== DEFAULT_CLUSTER_NAME ? `cluster ${o.name}, ` : ''}apiserver ${cluster.server}, ${o.nodes} node(s) ${runtimeLabel(runtime)}${o.etcdServers ? `, etcd ${o.etcdServers}` : ', embedded store'}
+${servicesLines(cluster, runtime)}${
+      runtime === 'fake'
+        ? `
+${simulatorRatesLine(o.nodes)}`
+        : ''
+    }
 
   export KUBECONFIG=${kc}
   kubectl get nodes
 
 Logs: ${cluster.logDir}/
-${o.detach ? 'Stop it with: tkube down' + (o.dataDir !== '.tkube' ? ` --data-dir ${o.dataDir}` : '') : 'Press Ctrl-C to stop it.'}`);
+${o.detach ? `Stop it with: tkube down${o.name !== DEFAULT_CLUSTER_NAME ? ` --name ${o.name}` : ''}` : 'Press Ctrl-C to stop it.'}`);
     if (o.detach) process.exit(0);
     // It stays to supervise the components: give back what starting them grew.
     startIdleGc();
   });
 
-program
-  .command('down')
-  .description('stop a cluster started with tkube up --detach')
-  .option('--data-dir <dir>', 'directory of the cluster', '.tkube')
-  .action(async (o) => {
-    const stopped = await stopRecordedCluster(o.dataDir);
-    console.log(
-      stopped.length ? `Stopped ${stopped.join(', ')}.` : 'No running cluster recorded in ' + o.dataDir,
-    );
-  });
+for (const c of clusterCommands()) program.addCommand(c);
+program.addCommand(imageCommand());
 
 program
   .command('credentials')

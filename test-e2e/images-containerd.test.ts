@@ -1,23 +1,50 @@
-// Images offline on a local cluster with real containers: `kubectl run
+// Images offline on a local cluster with real containers (two nodes): `kubectl run
 // --image=busybox` with the default pull policy (Always, the image has no tag)
 // pulls from the cluster's registry on 127.0.0.1 and runs; an image nobody has
 // fails at once with ErrImagePull naming that registry, and nothing is asked
-// of docker.io (the cluster runs mirror-only, as every test does).
+// of docker.io (the cluster runs mirror-only, as every test does). A user's
+// images: an archive in <data-dir>/images/ is imported at start, and `tkube
+// image load` of a docker-archive and an OCI layout (made with skopeo from the
+// offline busybox under other names) brings them to every node, where a
+// DaemonSet with imagePullPolicy Never runs, and into the registry, from which
+// a pull policy of Always pulls; `tkube image ls` and the Nodes' status.images
+// show them on each node.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { runtimeTestsUnavailable, testImagesDir, testPodCIDR } from '../nodeagent/cri/testing';
-import { registryMissing } from '../shared/cluster/registry';
+import { bridgeExists } from '../shared/cluster/containerd';
+import { clusterPaths } from '../shared/cluster/data-dir';
+import { registryMissing, SKOPEO_BIN } from '../shared/cluster/registry';
 import { waitUntil } from '../shared/cluster/process';
-import { startCluster } from './support/cluster';
+import { runTkube, startCluster } from './support/cluster';
 import { kubectl, kubectlAvailable } from './support/kubectl';
+import { tempDir } from './support/processes';
+
+/** The offline busybox written by skopeo under another name, as a docker-archive or an OCI layout. */
+function busyboxAs(to: string): void {
+  execFileSync(
+    SKOPEO_BIN,
+    [
+      'copy',
+      '--quiet',
+      '--insecure-policy',
+      `oci-archive:${join(testImagesDir(), 'busybox.oci.tar')}:latest`,
+      to,
+    ],
+    { stdio: 'pipe' },
+  );
+}
 
 describe("images on containerd: the cluster's registry as every node's mirror", function () {
   this.timeout(180_000);
   let cluster: Awaited<ReturnType<typeof startCluster>>;
-  const podCIDR = testPodCIDR();
+  const podCIDRs = [testPodCIDR(), testPodCIDR()];
+  let dataDir: string;
 
-  const ok = async (args: string[]) => {
-    const r = await kubectl(cluster.kubeconfig, args);
+  const ok = async (args: string[], input?: string) => {
+    const r = await kubectl(cluster.kubeconfig, args, { input });
     assert.equal(r.code, 0, `kubectl ${args.join(' ')}: ${r.stderr}`);
     return r.stdout;
   };
@@ -33,11 +60,24 @@ describe("images on containerd: the cluster's registry as every node's mirror", 
       this.skip();
     }
     testImagesDir();
-    cluster = await startCluster({ runtime: 'containerd', podCIDR: () => podCIDR, timeoutMs: 90_000 });
+    dataDir = tempDir('images');
+    // The auto-import folder, filled before the start.
+    mkdirSync(clusterPaths(dataDir).images, { recursive: true });
+    busyboxAs(`docker-archive:${join(clusterPaths(dataDir).images, 'auto.tar')}:tkube-e2e/auto:v1`);
+    cluster = await startCluster({
+      dataDir,
+      nodes: 2,
+      runtime: 'containerd',
+      podCIDR: (i) => podCIDRs[i],
+      timeoutMs: 90_000,
+    });
   });
 
   after(async () => {
+    const ctds = cluster?.containerds.map((c) => c.dataDir) ?? [];
     await cluster?.cleanup();
+    for (const d of ctds) assert.ok(!bridgeExists(d), `the bridge of ${d} is gone`);
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('runs `kubectl run --image=busybox` with the default pull policy (Always) from the local registry', async () => {
@@ -86,5 +126,118 @@ describe("images on containerd: the cluster's registry as every node's mirror", 
     assert.ok(Date.now() - started < 20_000, 'no waiting on an upstream');
     for (const c of cluster.containerds)
       assert.doesNotMatch(readFileSync(c.logFile, 'utf8'), /registry-1\.docker\.io|index\.docker\.io/);
+  });
+
+  it('imports <data-dir>/images/ at start and `tkube image load`s archives into every node and the registry', async () => {
+    const nodes = [cluster.nodeName(0), cluster.nodeName(1)];
+    const work = tempDir('image-load');
+    try {
+      busyboxAs(`docker-archive:${join(work, 'loaded.tar')}:tkube-e2e/loaded:v1`);
+      busyboxAs(`oci:${join(work, 'layout')}:tkube-e2e/layout:v1`);
+      const load = await runTkube([
+        'image',
+        'load',
+        '--data-dir',
+        dataDir,
+        join(work, 'loaded.tar'),
+        join(work, 'layout'),
+      ]);
+      assert.equal(load.code, 0, load.stderr);
+      assert.match(
+        load.stdout,
+        /Loaded docker\.io\/tkube-e2e\/loaded:v1 on .*; registry: 127\.0\.0\.1:\d+\/tkube-e2e\/loaded:v1/,
+      );
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+
+    const ls = await runTkube(['image', 'ls', '--data-dir', dataDir]);
+    assert.equal(ls.code, 0, ls.stderr);
+    for (const node of nodes)
+      for (const image of ['auto', 'loaded', 'layout'])
+        assert.match(
+          ls.stdout,
+          new RegExp(
+            // DIGEST (a repo digest: only once pulled from a registry, as crictl shows it), IMAGE ID, SIZE.
+            `^${node}\\s+docker\\.io/tkube-e2e/${image}\\s+v1\\s+([0-9a-f]{13}|<none>)\\s+[0-9a-f]{13}\\s+[\\d.]+[kMG]?B$`,
+            'm',
+          ),
+          `${image} on ${node} in:\n${ls.stdout}`,
+        );
+
+    // Present on every node, so pull policy Never runs it on each.
+    await ok(
+      ['apply', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'apps/v1',
+        kind: 'DaemonSet',
+        metadata: { name: 'loaded' },
+        spec: {
+          selector: { matchLabels: { app: 'loaded' } },
+          template: {
+            metadata: { labels: { app: 'loaded' } },
+            spec: {
+              terminationGracePeriodSeconds: 0,
+              containers: [
+                {
+                  name: 'c',
+                  image: 'tkube-e2e/loaded:v1',
+                  imagePullPolicy: 'Never',
+                  command: ['sleep', '3600'],
+                },
+              ],
+            },
+          },
+        },
+      }),
+    );
+    await waitUntil(
+      async () => {
+        const pods = JSON.parse(await ok(['get', 'pods', '-l', 'app=loaded', '-o', 'json'])).items;
+        const running = pods
+          .filter((p: any) => p.status?.phase === 'Running')
+          .map((p: any) => p.spec.nodeName);
+        return nodes.every((n) => running.includes(n));
+      },
+      60_000,
+      'the DaemonSet Running on every node',
+    );
+
+    // In the registry too: policy Always pulls it from there.
+    await ok([
+      'run',
+      'layout',
+      '--image=tkube-e2e/layout:v1',
+      '--image-pull-policy=Always',
+      '--restart=Never',
+      '--',
+      'sleep',
+      '3600',
+    ]);
+    await waitUntil(
+      async () => (await pod('layout')).status?.phase === 'Running',
+      60_000,
+      'pod layout Running',
+    );
+    const events = JSON.parse(
+      await ok(['get', 'events', '--field-selector', 'involvedObject.name=layout', '-o', 'json']),
+    ).items;
+    assert.ok(
+      events.some((e: any) => /^Successfully pulled image "tkube-e2e\/layout:v1"/.test(e.message)),
+      'pulled from the registry',
+    );
+
+    // The Nodes' status lists them (the agents re-read the runtime's images).
+    await waitUntil(
+      async () => {
+        const items = JSON.parse(await ok(['get', 'nodes', '-o', 'json'])).items;
+        return items.every((n: any) => {
+          const names = (n.status.images ?? []).flatMap((i: any) => i.names);
+          return ['auto', 'loaded', 'layout'].every((i) => names.includes(`docker.io/tkube-e2e/${i}:v1`));
+        });
+      },
+      60_000,
+      "the images in both Nodes' status",
+    );
   });
 });

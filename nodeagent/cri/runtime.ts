@@ -107,6 +107,8 @@ export class CriRuntime implements ContainerRuntime {
         await this.rotateLogs();
         await this.status();
         await this.readStats();
+        // The node status' images (kubelet re-lists them every 30 s): imports show up too.
+        await this.imageStore.refresh();
       },
       'runtime housekeeping',
     );
@@ -171,6 +173,10 @@ export class CriRuntime implements ContainerRuntime {
 
   images(): RuntimeImage[] {
     return this.imageStore.list();
+  }
+
+  refreshImages(): Promise<void> {
+    return this.imageStore.refresh();
   }
 
   // ---- sandboxes -------------------------------------------------------------------

@@ -53,7 +53,12 @@ export class ContainerLifecycle {
   async start(rec: PodRecord, c: any, kind: ContainerKind, s: ContainerState): Promise<boolean> {
     const event = this.d.events;
     const policy = pullPolicy(c);
-    const present = this.d.runtime.hasImage(c.image);
+    let present = this.d.runtime.hasImage(c.image);
+    // Imported since the list was read (tkube image load)? kubelet asks the runtime every time.
+    if (!present && policy !== 'Always' && this.d.runtime.refreshImages) {
+      await this.d.runtime.refreshImages();
+      present = this.d.runtime.hasImage(c.image);
+    }
     if (policy === 'Never' && !present) {
       const message = `Container image "${c.image}" is not present with pull policy of Never`;
       s.waiting = { reason: 'ErrImageNeverPull', message };

@@ -105,6 +105,11 @@ export interface ContainerRuntime {
   readonly type: string;
   readonly version: string;
   hasImage(image: string): boolean;
+  /**
+   * Reads the runtime's image list again, for an image put there behind the agent's back
+   * (`tkube image load`, `ctr images import`). Absent: the runtime's list is always current.
+   */
+  refreshImages?(): Promise<void>;
   /** Pulls an image, trying each of the credentials that match its registry (none: anonymous). */
   pullImage(image: string, auths?: RegistryAuth[]): Promise<PullResult>;
   images(): RuntimeImage[];

@@ -1,14 +1,15 @@
 // The containerd side of a local cluster: the offline images built once, the
 // cluster's image registry, then a containerd per node with them imported, each
 // node's pods routed to the other nodes' pod CIDRs and the Service CIDR through
-// the host (nothing else), and the host's forwarding for them (host-forwarding.ts).
+// the host (nothing else), and the host's forwarding for them (host-forwarding.ts);
+// then the user's images of the auto-import folder into every node.
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { containerdRuntimeFlags } from './component-flags';
 import { startContainerd, type RunningContainerd } from './containerd';
 import type { ClusterPaths } from './data-dir';
 import { allowPodForwarding } from './host-forwarding';
-import { nodeName } from './node-addresses';
+import { autoImport, moveBuiltImages } from './images';
 import { DIST, type Proc } from './process';
 import { startRegistry } from './registry';
 import type { SupervisorOptions } from './supervisor';
@@ -17,6 +18,7 @@ export interface NodeContainerdsOptions {
   paths: ClusterPaths;
   dataDir: string;
   nodes: number;
+  nodeName(i: number): string;
   podCIDR(i: number): string;
   serviceCIDR: string;
   registryPort?: number;
@@ -32,6 +34,8 @@ export interface NodeContainerds {
   /** The node agents' runtime flags, per node. */
   runtimeArgs: string[][];
   registryHost: string;
+  /** What the auto-import folder gave, for the progress line ('' when nothing). */
+  userImages: string;
   /** What was changed on the host for the pods' forwarding. */
   hostChanges: string[];
 }
@@ -43,7 +47,8 @@ function podRoutes(o: NodeContainerdsOptions, i: number): string[] {
 }
 
 export async function startNodeContainerds(o: NodeContainerdsOptions): Promise<NodeContainerds> {
-  const imagesDir = o.paths.images;
+  const imagesDir = o.paths.offlineImages;
+  moveBuiltImages(o.paths.images, imagesDir);
   execFileSync('bash', [join(DIST, '..', 'scripts', 'build-images.sh'), imagesDir], { stdio: 'pipe' });
   const registry = await startRegistry({
     dataDir: o.paths.registry,
@@ -54,9 +59,10 @@ export async function startNodeContainerds(o: NodeContainerdsOptions): Promise<N
   o.started(registry.proc);
   const mirror = { endpoint: registry.endpoint, mirrorOnly: !o.upstreamRegistries };
   const runtimeArgs: string[][] = [];
+  const containerds: RunningContainerd[] = [];
   for (let i = 0; i < o.nodes; i++) {
     const ctd = await startContainerd({
-      dataDir: join(o.paths.nodeDir(nodeName(i)), 'containerd'),
+      dataDir: join(o.paths.nodeDir(o.nodeName(i)), 'containerd'),
       podCIDR: o.podCIDR(i),
       routes: podRoutes(o, i),
       imagesDir,
@@ -66,9 +72,15 @@ export async function startNodeContainerds(o: NodeContainerdsOptions): Promise<N
       supervise: o.supervise,
     });
     o.started(ctd);
-    runtimeArgs.push(containerdRuntimeFlags(i, ctd.endpoint, registry.endpoint));
+    containerds.push(ctd);
+    runtimeArgs.push(containerdRuntimeFlags(o.nodeName(i), ctd.endpoint, registry.endpoint));
   }
   const podCIDRs = Array.from({ length: o.nodes }, (_, i) => o.podCIDR(i));
   const hostChanges = allowPodForwarding(o.paths.hostSettings, podCIDRs, `tkube pods of ${o.dataDir}`);
-  return { runtimeArgs, registryHost: registry.host, hostChanges };
+  // The user's images (k3s' auto-import folder), before the agents first report the nodes' images.
+  const userImages = autoImport(o.paths.images, {
+    nodes: containerds.map((c, i) => ({ node: o.nodeName(i), endpoint: c.endpoint })),
+    registry: registry.host,
+  });
+  return { runtimeArgs, registryHost: registry.host, hostChanges, userImages };
 }

@@ -12,6 +12,8 @@ export interface ClusterCredentials {
   /** One node agent hosts every node (--simulated-nodes). */
   simulated: boolean;
   controllerManager: boolean;
+  /** Node i's name (default nodeName(i)). */
+  nodeName?(i: number): string;
 }
 
 /** The controller manager's and scheduler's kubeconfigs, and the node agents'. */
@@ -33,7 +35,8 @@ export async function writeClusterCredentials(c: ClusterCredentials): Promise<vo
     await write('tkube:simulated-nodes', c.paths.nodeKubeconfig(SIMULATED_NODES), ['system:masters']);
   } else {
     for (let i = 0; i < c.nodes; i++) {
-      await write(`system:node:${nodeName(i)}`, c.paths.nodeKubeconfig(nodeName(i)), ['system:nodes']);
+      const name = c.nodeName?.(i) ?? nodeName(i);
+      await write(`system:node:${name}`, c.paths.nodeKubeconfig(name), ['system:nodes']);
     }
   }
 }

@@ -10,6 +10,12 @@ export type NodeRuntime = 'fake' | 'containerd';
 
 export interface LocalClusterOptions {
   dataDir: string;
+  /**
+   * The cluster's name on this host (`tkube up --name`): claimed at start (a second `up` of a
+   * running name is refused), and what is not given here is derived from it so that clusters
+   * run side by side (cluster-names.ts). Unset (tests, benchmarks): no claim, the defaults.
+   */
+  clusterName?: string;
   /** Node agents to start (0 = none). */
   nodes?: number;
   /**

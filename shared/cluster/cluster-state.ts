@@ -1,8 +1,11 @@
 // The record of a running cluster (cluster.json in its data dir): what a later
-// `tkube down` needs to stop a cluster started detached, whose launcher is gone.
+// `tkube down` needs to stop a cluster started detached, whose launcher is gone,
+// what `tkube image load|ls` needs to reach its nodes' containerds and registry,
+// and what another named cluster must not take (its ports and address blocks).
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { CriClient } from '../cri/client';
+import { removeClusterLeftovers } from './cluster-leftovers';
 import { removeAllPods, removeLeftovers } from './containerd';
 import { clusterPaths } from './data-dir';
 import { cleanupProxyRules, type ProxyRuleNames } from './cluster-proxy';
@@ -10,11 +13,23 @@ import { restoreHostSettings } from './host-forwarding';
 import { removeUnreachableRoutes, routeUnreachableAgain } from './service-route';
 
 export interface ClusterState {
+  /** The cluster's name (`tkube up --name`), when the launcher started it under one. */
+  name?: string;
+  /** Its slot of address blocks (cluster-names.ts). */
+  slot?: number;
+  /** Its nodes' names. */
+  nodes?: string[];
   pids: { name: string; pid: number }[];
   /** The nodes' containerds (their pods are removed through the CRI before they stop). */
-  containerds?: { pid: number; endpoint: string; dataDir: string }[];
+  containerds?: { pid: number; endpoint: string; dataDir: string; node?: string }[];
   kubeconfig: string;
   server: string;
+  /** The image registry's host:port (containerd clusters). */
+  registry?: string;
+  /** Every port the cluster serves on the host. */
+  ports?: number[];
+  podCIDRs?: string[];
+  serviceCIDR?: string;
   /** Service CIDRs routed unreachable while the cluster runs (removed when it stops). */
   unreachableRoutes?: string[];
   /** The bridge they are routed through while the service proxies run. */
@@ -27,6 +42,19 @@ export interface ClusterState {
 
 export function writeClusterState(file: string, state: ClusterState): void {
   writeFileSync(file, JSON.stringify(state, null, 2));
+}
+
+export function readClusterState(dataDir: string): ClusterState | undefined {
+  try {
+    return JSON.parse(readFileSync(clusterPaths(resolve(dataDir)).stateFile, 'utf8')) as ClusterState;
+  } catch {
+    return undefined;
+  }
+}
+
+/** How many of the recorded processes still run. */
+export function aliveProcesses(state: ClusterState): number {
+  return [...state.pids, ...(state.containerds ?? [])].filter((p) => alive(p.pid)).length;
 }
 
 /** `tkube down` for a cluster started detached: signals the recorded PIDs. */
@@ -58,6 +86,8 @@ export async function stopRecordedCluster(dataDir: string): Promise<string[]> {
     await removeLeftovers(c.dataDir);
     stopped.push('containerd');
   }
+  // What runs or is mounted of the data dir still: the agents' volumes stay mounted when they stop.
+  await removeClusterLeftovers(resolve(dataDir));
   if (state.hostSettings) restoreHostSettings(state.hostSettings);
   for (const cidr of state.unreachableRoutes ?? []) removeUnreachableRoutes(cidr);
   rmSync(file, { force: true });
@@ -74,7 +104,7 @@ async function stopPid(pid: number): Promise<void> {
   }
 }
 
-function alive(pid: number): boolean {
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -128,6 +128,8 @@ export interface NodeAgentFlags {
   address: string;
   ports: NodePorts;
   podCIDR: string;
+  /** The node's name (default nodeName(i)); a named cluster's own. */
+  name?: string;
   /** The runtime's flags (containerdRuntimeFlags), or none for the agent's default runtime. */
   runtime?: string[];
   extra?: string[];
@@ -135,7 +137,7 @@ export interface NodeAgentFlags {
 
 /** Node i's agent: its own name, address, ports, root dir and pod CIDR. */
 export function nodeAgentFlags(i: number, o: NodeAgentFlags): string[] {
-  const name = nodeName(i);
+  const name = o.name ?? nodeName(i);
   const dir = o.paths.nodeDir(name);
   return [
     '--kubeconfig',
@@ -169,6 +171,7 @@ export function simulatedNodesFlags(
   nodes: number,
   ports: NodePorts,
   extra: string[] = [],
+  nodePrefix = NODE_PREFIX,
 ) {
   return [
     '--kubeconfig',
@@ -178,7 +181,7 @@ export function simulatedNodesFlags(
     '--runtime',
     'fake',
     '--hostname-override',
-    NODE_PREFIX,
+    nodePrefix,
     '--node-ip',
     '127.0.0.1',
     '--address',
@@ -193,8 +196,8 @@ export function simulatedNodesFlags(
   ];
 }
 
-/** Node i's agent on its own containerd, pulling through the cluster's registry. */
-export function containerdRuntimeFlags(i: number, endpoint: string, registryEndpoint: string): string[] {
+/** A node's agent on its own containerd, pulling through the cluster's registry. */
+export function containerdRuntimeFlags(node: string, endpoint: string, registryEndpoint: string): string[] {
   return [
     '--runtime',
     'remote',
@@ -205,7 +208,7 @@ export function containerdRuntimeFlags(i: number, endpoint: string, registryEndp
     '--registry-mirror',
     registryEndpoint,
     '--cgroup-root',
-    `/tkube/${nodeName(i)}`,
+    `/tkube/${node}`,
   ];
 }
 

@@ -24,6 +24,9 @@ export function clusterPaths(dataDir: string) {
     proxyKubeconfig: join(dataDir, 'proxy', 'kubeconfig'),
     /** Host settings the cluster changed (sysctls), with their values before, to restore. */
     hostSettings: join(dataDir, 'host-settings.json'),
+    /** The offline images the launcher builds (scripts/build-images.sh): busybox, pause. */
+    offlineImages: join(dataDir, 'offline-images'),
+    /** The user's images, imported into every node and the registry at start (k3s' auto-import folder). */
     images: join(dataDir, 'images'),
     registry: join(dataDir, 'registry'),
     /** A node agent's root dir (by node name, or SIMULATED_NODES): its kubeconfig, pki, containerd. */

@@ -18,8 +18,10 @@ import {
   writeProxyCredentials,
 } from './cluster-credentials';
 import { clusterDNSAgentFlags, startClusterDNS } from './cluster-dns';
+import { ClusterLayout } from './cluster-layout';
 import { removeClusterLeftovers } from './cluster-leftovers';
 import { ClusterServiceProxies, type ServiceProxyStatus } from './cluster-proxy';
+import type { ClusterNames } from './cluster-names';
 import type { LocalClusterOptions, NodePorts } from './cluster-options';
 import { writeClusterState } from './cluster-state';
 import {
@@ -36,14 +38,7 @@ import { frontProxyFlags } from './front-proxy';
 import { restoreHostSettings } from './host-forwarding';
 import { ensureLocalPathStorage } from './local-path-storage';
 import { ensureMetricsServerRBAC } from './metrics-server-rbac';
-import {
-  defaultNodePorts,
-  nodeAddress,
-  nodeName,
-  nodePodCIDR,
-  podCIDRGateway,
-  SIMULATED_NODES,
-} from './node-addresses';
+import { nodeAddress, podCIDRGateway, SIMULATED_NODES } from './node-addresses';
 import {
   getWithKubeconfig,
   startExecutable,
@@ -52,6 +47,7 @@ import {
   waitUntil,
   type Proc,
 } from './process';
+import { claimClusterName, releaseClusterName } from './running-clusters';
 import { installUnreachableRoutes, removeUnreachableRoutes, type RouteResult } from './service-route';
 import { SupervisedProc, type SupervisorOptions } from './supervisor';
 
@@ -76,10 +72,13 @@ export class LocalCluster {
     return this.proxies?.status;
   }
   /** The service proxies, when asked for with containerd nodes. */
-  private readonly proxies: ClusterServiceProxies | undefined;
+  private proxies: ClusterServiceProxies | undefined;
   /** What up() changed on the host for pods' forwarding (undone by down()). */
   hostChanges: string[] = [];
   private stopping = false;
+  private layout: ClusterLayout;
+  private claimed = false;
+  private registryHost: string | undefined;
 
   constructor(o: LocalClusterOptions) {
     this.o = o;
@@ -88,26 +87,47 @@ export class LocalCluster {
     this.kubeconfig = this.paths.kubeconfig;
     this.logDir = this.paths.logDir;
     this.certDir = this.paths.certDir;
-    if (o.serviceProxy && this.containerdNodes > 0)
-      this.proxies = new ClusterServiceProxies({
-        paths: this.paths,
-        nodes: this.containerdNodes,
-        nodeName,
-        nodeIP: (i) => this.nodeAddress(i),
-        podCIDR: (i) => this.podCIDR(i),
-        serviceCIDR: this.serviceCIDR,
-        rules: o.proxyRules,
-        extra: o.proxyArgs,
-        start: (executable, args, logName) => this.start(executable, args, logName),
-      });
+    this.layout = new ClusterLayout(o);
+    this.proxies = this.serviceProxies();
+  }
+
+  /** The service proxies, when asked for with containerd nodes (made again once the layout is derived). */
+  private serviceProxies(): ClusterServiceProxies | undefined {
+    const o = this.o;
+    if (!o.serviceProxy || this.containerdNodes === 0) return undefined;
+    const names = this.names;
+    return new ClusterServiceProxies({
+      paths: this.paths,
+      nodes: this.containerdNodes,
+      nodeName: (i) => this.nodeName(i),
+      nodeIP: (i) => this.nodeAddress(i),
+      podCIDR: (i) => this.podCIDR(i),
+      serviceCIDR: this.serviceCIDR,
+      rules: o.proxyRules ?? (names && { table: names.nftTable, chainPrefix: names.iptablesPrefix }),
+      extra: o.proxyArgs,
+      start: (executable, args, logName) => this.start(executable, args, logName),
+    });
+  }
+
+  /**
+   * What clusterName derived (ports, blocks, node names, the proxy's tables) once up() claimed
+   * the name; undefined for a cluster without a name (tests, benchmarks).
+   */
+  get names(): ClusterNames | undefined {
+    return this.layout.names;
   }
 
   private podCIDR(i: number): string {
-    return this.o.podCIDR?.(i) ?? nodePodCIDR(i);
+    return this.layout.podCIDR(i);
   }
 
   private ports(i: number): NodePorts {
-    return this.o.nodePorts?.(i) ?? defaultNodePorts(i);
+    return this.layout.nodePorts(i);
+  }
+
+  /** Node i's name (tkube-node-<i+1> by default). */
+  nodeName(i: number): string {
+    return this.layout.nodeName(i);
   }
 
   private get containerdNodes(): number {
@@ -116,15 +136,15 @@ export class LocalCluster {
 
   /** Node i's InternalIP: a containerd node's bridge gateway, else a loopback address of its own. */
   nodeAddress(i: number): string {
-    return nodeAddress(i, this.podCIDR(i), this.o.runtime === 'containerd');
+    return nodeAddress(this.podCIDR(i), this.o.runtime === 'containerd', this.layout.nodeIP(i));
   }
 
   get apiserverPort(): number {
-    return this.o.apiserverPort ?? 6443;
+    return this.layout.apiserverPort;
   }
 
   get serviceCIDR(): string {
-    return this.o.serviceCIDR ?? '10.0.0.0/24';
+    return this.layout.serviceCIDR;
   }
 
   get server(): string {
@@ -160,7 +180,17 @@ export class LocalCluster {
   async up(): Promise<void> {
     const o = this.o;
     const timeout = o.timeoutMs ?? 60_000;
+    const nodes = o.nodes ?? 1;
+    if (o.clusterName !== undefined) {
+      // First of all: a second `up` of a running name stops here, before it touches anything.
+      claimClusterName(o.clusterName, this.dataDir, !!o.detached);
+      this.claimed = true;
+      this.layout = await ClusterLayout.derived(o, this.dataDir);
+      this.proxies = this.serviceProxies();
+    }
     mkdirSync(this.dataDir, { recursive: true });
+    // What this cluster holds, before anything starts: another `up` reads it.
+    this.saveState();
     await this.removeLeftovers();
     const progress = o.progress ?? (() => {});
 
@@ -187,7 +217,6 @@ export class LocalCluster {
     await waitForHTTP(this.kubeconfig, '/readyz', timeout, api.exited);
     progress('apiserver', 'done', this.server);
 
-    const nodes = o.nodes ?? 1;
     const simulated = o.runtime === 'fake';
     const controllerManager = o.controllerManager !== false;
     progress('credentials', 'start');
@@ -197,6 +226,7 @@ export class LocalCluster {
       nodes,
       simulated,
       controllerManager,
+      nodeName: (i) => this.nodeName(i),
     });
     if (this.proxies) await writeProxyCredentials(this.paths, this.server);
     progress('credentials', 'done');
@@ -204,7 +234,7 @@ export class LocalCluster {
     if (controllerManager) {
       await this.asAdmin(ensureLocalPathStorage);
       progress('controller-manager', 'start');
-      const port = o.controllerManagerPort ?? 10257;
+      const port = this.layout.controllerManagerPort;
       const cm = this.start(
         'controller-manager',
         controllerManagerFlags(this.paths, port, [
@@ -246,9 +276,10 @@ export class LocalCluster {
       paths: this.paths,
       dataDir: this.dataDir,
       nodes,
+      nodeName: (i) => this.nodeName(i),
       podCIDR: (i) => this.podCIDR(i),
       serviceCIDR: this.serviceCIDR,
-      registryPort: this.o.registryPort,
+      registryPort: this.layout.registryPort,
       registriesFile: this.o.registriesFile,
       upstreamRegistries: this.o.upstreamRegistries,
       detached: this.o.detached,
@@ -256,10 +287,11 @@ export class LocalCluster {
       started: (p) => ('endpoint' in p ? this.containerds.push(p) : this.procs.push(p)),
     });
     this.hostChanges = r.hostChanges;
+    this.registryHost = r.registryHost;
     progress(
       'images',
       'done',
-      `busybox and pause on ${nodes} node(s) and in the registry on ${r.registryHost}`,
+      `busybox, pause${r.userImages} on ${nodes} node(s) and in the registry on ${r.registryHost}`,
     );
     return r.runtimeArgs;
   }
@@ -335,19 +367,20 @@ export class LocalCluster {
     for (let i = 0; i < nodes; i++) {
       const flags = nodeAgentFlags(i, {
         paths: this.paths,
+        name: this.nodeName(i),
         address: this.nodeAddress(i),
         ports: this.ports(i),
         podCIDR: this.podCIDR(i),
         runtime: runtimeArgs?.[i],
         extra: [...clusterDNSAgentFlags(this.serviceCIDR), ...(this.o.nodeagentArgs?.(i) ?? [])],
       });
-      started.push(this.start('nodeagent', flags, nodeName(i)));
+      started.push(this.start('nodeagent', flags, this.nodeName(i)));
     }
     for (let i = 0; i < nodes; i++) {
       await waitUntil(
-        () => this.nodeReady(nodeName(i)),
+        () => this.nodeReady(this.nodeName(i)),
         timeout,
-        `node ${nodeName(i)} Ready`,
+        `node ${this.nodeName(i)} Ready`,
         started[i].exited,
       );
     }
@@ -355,10 +388,13 @@ export class LocalCluster {
 
   /** One node agent hosting every node (--simulated-nodes); waits until all of them are Ready. */
   private async startSimulatedNodes(nodes: number, timeout: number): Promise<void> {
-    const flags = simulatedNodesFlags(this.paths, nodes, this.ports(0), [
-      ...clusterDNSAgentFlags(this.serviceCIDR),
-      ...(this.o.nodeagentArgs?.(0) ?? []),
-    ]);
+    const flags = simulatedNodesFlags(
+      this.paths,
+      nodes,
+      this.ports(0),
+      [...clusterDNSAgentFlags(this.serviceCIDR), ...(this.o.nodeagentArgs?.(0) ?? [])],
+      this.names?.nodePrefix,
+    );
     const p = this.start('nodeagent', flags, SIMULATED_NODES);
     // Generous: a thousand registrations take a while on a loaded machine.
     await waitUntil(
@@ -387,14 +423,21 @@ export class LocalCluster {
 
   private saveState(): void {
     writeClusterState(this.paths.stateFile, {
+      ...this.layout.recorded(),
       pids: this.procs.map((p) => ({ name: p.name, pid: p.pid })),
-      containerds: this.containerds.map((c) => ({ pid: c.pid, endpoint: c.endpoint, dataDir: c.dataDir })),
+      containerds: this.containerds.map((c, i) => ({
+        pid: c.pid,
+        endpoint: c.endpoint,
+        dataDir: c.dataDir,
+        node: this.nodeName(i),
+      })),
       kubeconfig: this.kubeconfig,
       server: this.server,
       unreachableRoutes: this.serviceRoute?.installed,
       serviceRouteBridge: this.proxies?.routedThrough,
       proxyRules: this.proxies?.rules,
       hostSettings: this.paths.hostSettings,
+      registry: this.registryHost,
     });
   }
 
@@ -412,6 +455,8 @@ export class LocalCluster {
    * still runs or is mounted. No exit during the stop is restarted.
    */
   async down(): Promise<void> {
+    // Refused at its start (the name runs elsewhere): nothing of it to stop.
+    if (this.o.clusterName !== undefined && !this.claimed) return;
     this.endSupervision();
     this.proxies?.unroute(this.serviceRoute?.installed ?? []);
     for (const p of [...this.procs].reverse()) await p.stop('SIGTERM', 20_000);
@@ -424,10 +469,12 @@ export class LocalCluster {
     await this.removeLeftovers(false);
     this.removeServiceRoute();
     rmSync(this.paths.stateFile, { force: true });
+    this.releaseName();
   }
 
   /** The second Ctrl-C: no waiting for anything, everything of the data dir SIGKILLed and cleaned up. */
   async kill(): Promise<void> {
+    if (this.o.clusterName !== undefined && !this.claimed) return;
     this.endSupervision();
     this.proxies?.unroute(this.serviceRoute?.installed ?? []);
     await this.removeLeftovers(false, true);
@@ -435,6 +482,12 @@ export class LocalCluster {
     this.procs.length = 0;
     this.containerds.length = 0;
     rmSync(this.paths.stateFile, { force: true });
+    this.releaseName();
+  }
+
+  private releaseName(): void {
+    if (this.claimed) releaseClusterName(this.o.clusterName!, this.dataDir);
+    this.claimed = false;
   }
 
   private removeServiceRoute(): void {

@@ -4,7 +4,7 @@ import type { NodePorts } from './cluster-options';
 
 /** The node names' prefix; the simulated nodes' agent takes it as --hostname-override. */
 export const NODE_PREFIX = 'tkube-node';
-export const nodeName = (i: number) => `${NODE_PREFIX}-${i + 1}`;
+export const nodeName = (i: number, prefix = NODE_PREFIX) => `${prefix}-${i + 1}`;
 /** The node agent process that hosts simulated nodes. */
 export const SIMULATED_NODES = 'simulated-nodes';
 
@@ -22,10 +22,11 @@ export const nodeIP = (i: number) => `127.0.0.${i + 2}`;
 /**
  * Node i's InternalIP: a containerd node's is its bridge gateway (podCIDRGateway), the one
  * host address its pods reach (NodePorts, host ports, the apiserver's endpoint); no pod
- * reaches a loopback address. Other nodes keep nodeIP(i).
+ * reaches a loopback address. Other nodes keep their loopback address (nodeIP(i), or a
+ * named cluster's own).
  */
-export const nodeAddress = (i: number, podCIDR: string, containerd: boolean) =>
-  containerd ? podCIDRGateway(podCIDR) : nodeIP(i);
+export const nodeAddress = (podCIDR: string, containerd: boolean, loopback: string) =>
+  containerd ? podCIDRGateway(podCIDR) : loopback;
 
 /** Node i's default ports: the kubelet's (10250/10255/10248), 100 apart per node. */
 export const defaultNodePorts = (i: number): NodePorts => ({

@@ -1,11 +1,18 @@
 // A whole local cluster (apiserver, controller manager, node agents) on free
 // ports in a temp dir, for end-to-end tests: in this process (LocalCluster),
 // or as the `tkube up` launcher process a user runs.
+import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LocalClusterOptions } from '../../shared/cluster/cluster-options';
 import { LocalCluster } from '../../shared/cluster/local-cluster';
-import { portIsFree, startExecutable, waitUntil, type Proc } from '../../shared/cluster/process';
+import {
+  executableArgs,
+  portIsFree,
+  startExecutable,
+  waitUntil,
+  type Proc,
+} from '../../shared/cluster/process';
 import { freePort, tempDir } from './processes';
 
 export async function startCluster(
@@ -84,16 +91,20 @@ export async function tkubeUpPortFlags(): Promise<string[]> {
 
 /**
  * `tkube up --data-dir dataDir ...args` as a process in a process group of its own (a SIGINT to
- * the group is a terminal's Ctrl-C); resolves once it says the cluster is running.
+ * the group is a terminal's Ctrl-C); resolves once it says the cluster is running. Its cluster
+ * names live in clustersDir (clusters side by side share one).
  */
 export async function startTkubeUp(
   dataDir: string,
   args: string[],
   timeoutMs = 90_000,
+  clustersDir = join(dataDir, 'clusters'),
 ): Promise<TkubeUpProc> {
   const p = startExecutable('tkube', ['up', '--data-dir', dataDir, ...args], dataDir, {
     logName: `tkube-up-${Date.now()}`,
     ownProcessGroup: true,
+    // The names it claims are the test's own, not the host's (TKUBE_CLUSTERS_DIR).
+    env: { TKUBE_CLUSTERS_DIR: clustersDir },
   });
   const output = () => (existsSync(p.logFile) ? readFileSync(p.logFile, 'utf8') : '');
   try {
@@ -103,4 +114,20 @@ export async function startTkubeUp(
     throw new Error(`${(err as Error).message}; it printed:\n${output()}`, { cause: err });
   }
   return { ...p, dataDir, kubeconfig: join(dataDir, 'kubeconfig'), output };
+}
+
+/** One `tkube ARGS` command (image load, ls, down ...) to its exit; never throws on a non-zero exit. */
+export function runTkube(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      executableArgs('tkube', args),
+      { env: { ...process.env, ...env }, timeout: 120_000, maxBuffer: 16 << 20 },
+      (err, stdout, stderr) =>
+        resolve({ code: err ? Number((err as any).code ?? 1) || 1 : 0, stdout, stderr }),
+    );
+  });
 }
