@@ -1,31 +1,80 @@
 // envtest's start → ready on tkube's assets, split by phase as envtest waits (both
-// --help probes, etcd /health, apiserver /healthz, the default namespace), then stop.
-// Figures only, no assertion. Usage: node dist/bench/envtest.js [runs]
-import { rmSync } from 'node:fs';
+// --help probes, etcd /health, apiserver /healthz, the default namespace), then stop;
+// with the apiserver's CPU time at ready and both assets' RSS (the machine is shared: CPU
+// time says more than wall clock). With --parallel N, N environments start side by side
+// (parallel suites) and the time until all are ready and all have stopped is printed.
+// Figures only, no assertion. Usage: node dist/bench/envtest.js [runs] [--parallel N]
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeEnvtestAssets } from '../shared/cluster/envtest-assets';
-import { startEnvtest } from '../test-e2e/support/envtest';
+import { startEnvtest, type Envtest } from '../test-e2e/support/envtest';
 import { tempDir } from '../test-e2e/support/processes';
 
+const f = (ms: number) => `${ms.toFixed(0).padStart(5)} ms`;
+
+/** User + system CPU time of a process so far (clock ticks of 10 ms). */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+function rssMB(pid: number): number {
+  const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : 0;
+}
+
+async function sequential(assets: string, dir: string, runs: number): Promise<void> {
+  console.log(
+    'run  etcd--help  etcd/health  apiserver--help  apiserver/healthz  default-ns  total     stop      apiserver-cpu  rss(etcd+apiserver)',
+  );
+  for (let i = 1; i <= runs; i++) {
+    const env = await startEnvtest(assets, join(dir, `logs-${i}`));
+    const t = env.timings;
+    const total =
+      t.etcdHelpMs + t.etcdReadyMs + t.apiserverHelpMs + t.apiserverReadyMs + t.defaultNamespaceMs;
+    const [etcd, apiserver] = env.processes.map((p) => p.child.pid!);
+    const cpu = cpuMs(apiserver);
+    const rss = `${rssMB(etcd).toFixed(0)}+${rssMB(apiserver).toFixed(0)} MB`;
+    const s0 = performance.now();
+    await env.stop();
+    const stop = performance.now() - s0;
+    console.log(
+      `${String(i).padStart(3)}  ${f(t.etcdHelpMs)}  ${f(t.etcdReadyMs)}   ${f(t.apiserverHelpMs)}        ${f(t.apiserverReadyMs)}         ${f(t.defaultNamespaceMs)}  ${f(total)}  ${f(stop)}  ${f(cpu)}       ${rss}`,
+    );
+  }
+}
+
+async function parallel(assets: string, dir: string, n: number): Promise<void> {
+  const t0 = performance.now();
+  const started = await Promise.allSettled(
+    Array.from({ length: n }, (_, i) =>
+      startEnvtest(assets, join(dir, `logs-p${i}`), { startTimeoutMs: 600_000 }),
+    ),
+  );
+  const ready = performance.now() - t0;
+  const envs = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+  const rss = envs
+    .flatMap((e: Envtest) => e.processes.map((p) => rssMB(p.child.pid!)))
+    .reduce((a, b) => a + b, 0);
+  const s0 = performance.now();
+  await Promise.all(envs.map((e) => e.stop()));
+  const stop = performance.now() - s0;
+  console.log(
+    `${n} environments side by side: ${envs.length} ready, all within ${f(ready)}; stopped within ${f(stop)}; RSS of all assets ${rss.toFixed(0)} MB`,
+  );
+  for (const s of started) if (s.status === 'rejected') console.log(`failed: ${String(s.reason)}`);
+}
+
 async function main(): Promise<void> {
-  const runs = Number(process.argv[2] ?? 5);
+  const args = process.argv.slice(2);
+  const p = args.indexOf('--parallel');
+  const n = p >= 0 ? Number(args.splice(p, 2)[1]) : 0;
+  const runs = Number(args[0] ?? 5);
   const dir = tempDir('envtest-bench');
   const { dir: assets } = writeEnvtestAssets(join(dir, 'assets'));
-  const f = (ms: number) => `${ms.toFixed(0).padStart(5)} ms`;
-  console.log('run  etcd--help  etcd/health  apiserver--help  apiserver/healthz  default-ns  total     stop');
   try {
-    for (let i = 1; i <= runs; i++) {
-      const env = await startEnvtest(assets, join(dir, `logs-${i}`));
-      const t = env.timings;
-      const total =
-        t.etcdHelpMs + t.etcdReadyMs + t.apiserverHelpMs + t.apiserverReadyMs + t.defaultNamespaceMs;
-      const s0 = performance.now();
-      await env.stop();
-      const stop = performance.now() - s0;
-      console.log(
-        `${String(i).padStart(3)}  ${f(t.etcdHelpMs)}  ${f(t.etcdReadyMs)}   ${f(t.apiserverHelpMs)}        ${f(t.apiserverReadyMs)}         ${f(t.defaultNamespaceMs)}  ${f(total)}  ${f(stop)}`,
-      );
-    }
+    if (n) await parallel(assets, dir, n);
+    else await sequential(assets, dir, runs);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -3,7 +3,7 @@
 // has ready endpoints, and answers the discovery document of its
 // group/version. Conditions and messages as Kubernetes writes them; checked
 // when the APIService, its Service or its EndpointSlices change, and every 30s.
-import { Agent, request } from 'undici';
+// undici (110 modules) is loaded by the first check, not at the apiserver's start.
 import { transportError } from '../endpoints/handlers/proxy';
 import type { ServiceLookup, ServiceRef } from './resolve';
 
@@ -85,6 +85,7 @@ export async function checkAPIService(
       ? `/api/${apiService.spec.version}`
       : `/apis/${apiService.spec.group}/${apiService.spec.version}`;
   // Best effort and quick, as Kubernetes does it: TLS not verified, a few tries at once, one success enough.
+  const { Agent, request } = await import('undici');
   const dispatcher = new Agent({
     connect: { rejectUnauthorized: false, cert: transport.certPem, key: transport.keyPem },
     connectTimeout: TIMEOUT_MS,

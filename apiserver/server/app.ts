@@ -43,6 +43,11 @@ import { ServiceResolver } from '../aggregator/service-resolver';
 
 const log = logger('apiserver');
 
+/** A start-up phase reached, at -v=2: milliseconds since the process started. */
+export function startupPhase(phase: string): void {
+  log.v(2)?.info('start-up phase', { phase, ms: Math.round(performance.now()) });
+}
+
 export const VERSION = {
   major: '1',
   minor: '36',
@@ -83,6 +88,7 @@ function cacheSizes(values: FlagValues): (group: string, resource: string) => nu
 }
 
 export async function startAPIServer(values: FlagValues): Promise<RunningAPIServer> {
+  startupPhase('modules loaded');
   featureGates.set(values.featureGates);
   for (const w of featureGates.warnings) log.warn(w);
   const knownGVs = new Set(builtinResources().map((r) => `${r.group}/${r.version}`));
@@ -107,6 +113,7 @@ export async function startAPIServer(values: FlagValues): Promise<RunningAPIServ
     requestTimeoutMs: values.requestTimeout,
   });
 
+  startupPhase('storage open');
   const serviceIP = firstServiceIP(values.serviceClusterIpRange);
   const advertise =
     values.advertiseAddress ||
@@ -120,6 +127,7 @@ export async function startAPIServer(values: FlagValues): Promise<RunningAPIServ
     ...names,
   });
 
+  startupPhase('serving TLS ready');
   const protobufCodec: ObjectCodec = {
     encode: encodeObject,
     decode: decodeObject,
@@ -172,6 +180,7 @@ export async function startAPIServer(values: FlagValues): Promise<RunningAPIServ
     enableGarbageCollector: values.enableGarbageCollector,
   });
 
+  startupPhase('registry built');
   const currentVersion = `${VERSION.major}.${VERSION.minor}`;
   checkShowHiddenVersion(values.showHiddenMetricsForVersion, currentVersion);
   const metrics = new APIServerMetrics(currentVersion, {
@@ -199,6 +208,7 @@ export async function startAPIServer(values: FlagValues): Promise<RunningAPIServ
     registry.all().map((s) => s.info),
     { version: VERSION.gitVersion },
   );
+  startupPhase('handlers built');
   const server = new APIServer({
     bindAddress: values.bindAddress,
     securePort: values.securePort,
@@ -276,6 +286,7 @@ export async function startAPIServer(values: FlagValues): Promise<RunningAPIServ
     await identity.start();
   });
 
+  startupPhase('post-start hooks added');
   const port = await server.listen();
   metrics.startPolling(
     storage,
@@ -296,6 +307,7 @@ export async function startAPIServer(values: FlagValues): Promise<RunningAPIServ
       keyPem: admin?.keyPem,
     });
   }
+  startupPhase('listening');
   log.info('serving', { address: values.bindAddress, port, storage: backend });
 
   return {

@@ -192,7 +192,10 @@ export class APIServer {
       this.hooks.map((hook) =>
         hook
           .run()
-          .then(() => void (hook.done = true))
+          .then(() => {
+            hook.done = true;
+            log.v(2)?.info('post-start hook done', { hook: hook.name, ms: Math.round(performance.now()) });
+          })
           .catch((err) => {
             hook.error = String(err);
             log.error('post-start hook failed', { hook: hook.name, err: String(err) });

@@ -26,20 +26,32 @@ export function startEmbeddedControllerManager(
     leaderElect: false,
     controllers: ['*', '-scheduler'],
   });
-  const started = apiserverReady
+  // Stopped before it leads (envtest may stop right after ready): it does not start, or stops
+  // without waiting for its controllers to come up.
+  let stopping = false;
+  let stopped!: () => void;
+  const stopSignal = new Promise<void>((r) => (stopped = r));
+  const created = apiserverReady
     .then(async () => {
-      const manager = await startControllerManager(values, { config: await loopback() });
-      await manager.leading;
-      return manager;
+      if (stopping) return undefined;
+      const config = await loopback();
+      return stopping ? undefined : startControllerManager(values, { config });
     })
     .catch((err) => {
       log.error('the in-process controller manager did not start', { err: String(err) });
       return undefined;
     });
+  const started = created.then(async (manager) => {
+    if (manager) await Promise.race([manager.leading, stopSignal]);
+    return stopping ? undefined : manager;
+  });
   return {
     started,
     async stop() {
-      await (await started)?.stop();
+      stopping = true;
+      stopped();
+      // The apiserver these requests go to stops next, in this process: nothing to wait for.
+      await (await created)?.stop({ clientGraceMs: 0 });
     },
   };
 }

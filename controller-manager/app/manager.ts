@@ -73,8 +73,11 @@ export interface RunningControllerManager {
   isLeader(): boolean;
   /** Resolves once this instance leads and its controllers have started. */
   leading: Promise<void>;
-  /** Stops controllers, gives the lease up, closes the port. */
-  stop(): Promise<void>;
+  /**
+   * Stops controllers, gives the lease up, closes the port. Requests still in flight once the
+   * controllers have returned get clientGraceMs (default: the client's 1 s) before they are cut.
+   */
+  stop(opts?: { clientGraceMs?: number }): Promise<void>;
 }
 
 /** The client configuration: --kubeconfig (or the in-cluster one), --master overriding its server. */
@@ -340,18 +343,21 @@ export async function startControllerManager(
   electing.catch(() => {});
 
   let stopping: Promise<void> | undefined;
-  const stop = (): Promise<void> =>
+  const stop = (opts: { clientGraceMs?: number } = {}): Promise<void> =>
     (stopping ??= (async () => {
       root.abort();
       await electing.catch(() => {});
       await broadcaster.shutdown(2000);
       await server?.stop();
+      const grace = opts.clientGraceMs;
       await clients.close();
-      await electionClient.close();
-      await schedulerClient.close();
-      await client.close();
-      await authnClient?.close();
-      await authzClient?.close();
+      await Promise.all([
+        electionClient.close(grace),
+        schedulerClient.close(grace),
+        client.close(grace),
+        authnClient?.close(grace),
+        authzClient?.close(grace),
+      ]);
     })());
 
   return {

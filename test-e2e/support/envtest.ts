@@ -4,7 +4,16 @@
 // client certificate, the wait for the default namespace (50 ms), and Stop by SIGTERM to
 // each process group. Facts: ../shared/cluster-facts/envtest.md.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  createWriteStream,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import https from 'node:https';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
@@ -14,6 +23,7 @@ import { createCA, createClientCert, createServingCert, type KeyPair } from '../
 import { freePort } from './processes';
 
 const POLL_MS = 100;
+/** envtest's default per process; KUBEBUILDER_CONTROLPLANE_START_TIMEOUT changes it. */
 const START_TIMEOUT_MS = 20_000;
 const STOP_TIMEOUT_MS = 20_000;
 
@@ -30,6 +40,8 @@ export interface EnvtestProcess {
   child: ChildProcess;
   /** The process group (envtest starts each asset with Setpgid). */
   pgid: number;
+  /** The ports envtest handed it on its command line (addr.Suggest). */
+  ports: number[];
   /** How it ended: by itself after SIGTERM, or killed once the stop timeout passed. */
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
@@ -56,7 +68,13 @@ function writePem(dir: string, name: string, pem: string): void {
   writeFileSync(join(dir, name), pem, { mode: 0o640 });
 }
 
-function startAsset(name: string, path: string, args: string[], logDir: string): EnvtestProcess {
+function startAsset(
+  name: string,
+  path: string,
+  args: string[],
+  ports: number[],
+  logDir: string,
+): EnvtestProcess {
   const out = createWriteStream(join(logDir, `${name}.log`));
   const child = spawn(path, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout!.pipe(out);
@@ -64,12 +82,12 @@ function startAsset(name: string, path: string, args: string[], logDir: string):
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
     child.on('exit', (code, signal) => r({ code, signal })),
   );
-  return { name, child, pgid: child.pid!, exited };
+  return { name, child, pgid: child.pid!, ports, exited };
 }
 
 /** GET url until 200, every 100 ms, as envtest's health poller (HTTP/1.1, no verification, no client cert). */
-async function pollHealth(p: EnvtestProcess, url: string): Promise<void> {
-  const deadline = Date.now() + START_TIMEOUT_MS;
+async function pollHealth(p: EnvtestProcess, url: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
   let exited = false;
   void p.exited.then(() => (exited = true));
   for (;;) {
@@ -115,7 +133,12 @@ async function stopProcess(p: EnvtestProcess): Promise<void> {
 }
 
 /** Environment.Start with the assets in dir (KUBEBUILDER_ASSETS). */
-export async function startEnvtest(assetsDir: string, logDir: string): Promise<Envtest> {
+export async function startEnvtest(
+  assetsDir: string,
+  logDir: string,
+  opts: { startTimeoutMs?: number } = {},
+): Promise<Envtest> {
+  const startTimeoutMs = opts.startTimeoutMs ?? START_TIMEOUT_MS;
   mkdirSync(logDir, { recursive: true });
   const certDir = mkdtempSync(join(tmpdir(), 'k8s_test_framework_'));
   const dataDir = mkdtempSync(join(tmpdir(), 'k8s_test_framework_'));
@@ -157,10 +180,11 @@ export async function startEnvtest(assetsDir: string, logDir: string): Promise<E
         'listen-peer-urls': `http://127.0.0.1:${peerPort}`,
         ...(noFsync ? { 'unsafe-no-fsync': 'true' } : {}),
       }),
+      [clientPort, peerPort],
       logDir,
     );
     processes.push(etcd);
-    await pollHealth(etcd, `${etcdURL}/health`);
+    await pollHealth(etcd, `${etcdURL}/health`, startTimeoutMs);
     const etcdReadyMs = performance.now() - t0;
 
     const [help, apiserverHelpMs] = timed(() =>
@@ -189,10 +213,11 @@ export async function startEnvtest(assetsDir: string, logDir: string): Promise<E
         'service-account-signing-key-file': join(certDir, 'sa-signer.key'),
         'service-cluster-ip-range': '10.0.0.0/24',
       }),
+      [port],
       logDir,
     );
     processes.push(apiserver);
-    await pollHealth(apiserver, `https://127.0.0.1:${port}/healthz`);
+    await pollHealth(apiserver, `https://127.0.0.1:${port}/healthz`, startTimeoutMs);
     const apiserverReadyMs = performance.now() - t1;
 
     const userConfig = async (name: string, groups: string[]): Promise<ClientConfig> => {
@@ -243,4 +268,26 @@ export function groupAlive(pgid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** The TCP ports a process listens on (IPv4 and IPv6), from /proc: its socket inodes in net/tcp*. */
+export function listeningPorts(pid: number): number[] {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (m) inodes.add(m[1]);
+    } catch {
+      // closed meanwhile
+    }
+  }
+  const ports = new Set<number>();
+  for (const table of ['tcp', 'tcp6']) {
+    for (const line of readFileSync(`/proc/${pid}/net/${table}`, 'utf8').split('\n').slice(1)) {
+      const f = line.trim().split(/\s+/);
+      // local_address is addr:PORT in hex; st 0A is LISTEN; the inode is the tenth field.
+      if (f.length > 9 && f[3] === '0A' && inodes.has(f[9])) ports.add(parseInt(f[1].split(':')[1], 16));
+    }
+  }
+  return [...ports].sort((a, b) => a - b);
 }

@@ -3,7 +3,7 @@
 // client's headers (less its credentials), and the upstream's answer — a 101
 // followed by the spliced connection, or an error response — goes back as it came.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { WebSocketServer, type WebSocket } from 'ws';
+import type { WebSocket } from 'ws';
 import { StatusError } from '../../../shared/api/status';
 import {
   dialUpgrade,
@@ -46,8 +46,10 @@ export function takeOver(s: Scope, status: number): void {
 }
 
 /** Answers the upgrade as a WebSocket with the given subprotocol ("": none) and takes the socket over. */
-export function acceptWebSocket(s: Scope, up: Upgrade, protocol: string): Promise<WebSocket> {
+export async function acceptWebSocket(s: Scope, up: Upgrade, protocol: string): Promise<WebSocket> {
   takeOver(s, 101);
+  // ws is loaded by the first WebSocket, not at the apiserver's start; the socket buffers meanwhile.
+  const { WebSocketServer } = await import('ws');
   const server = new WebSocketServer({
     noServer: true,
     perMessageDeflate: false,

@@ -39,6 +39,8 @@ export class GraphMonitors {
   /** Starts monitors for new resources and stops those of vanished ones; true when anything changed. */
   async resync(): Promise<boolean> {
     const resources = await deletableResources(this.ctx.client);
+    // Stopped while discovery was under way: a monitor started now would never be told to stop.
+    if (this.ctx.signal.aborted) return false;
     const wanted = new Map(resources.map((r) => [gvrKey(r), r]));
     let changed = false;
     for (const [key, m] of this.monitors) {
@@ -79,6 +81,11 @@ export class GraphMonitors {
       .run(abort.signal)
       .finally(() => this.ctx.signal.removeEventListener('abort', onStop));
     this.monitors.set(gvrKey(r), { resource: r, informer, running, abort });
+  }
+
+  /** How many resources are monitored. */
+  get size(): number {
+    return this.monitors.size;
   }
 
   /** Whether every monitor has its first list. */
