@@ -12,7 +12,17 @@ interface Rule {
   files: string[];
   /** ...and, when given, its function name matches. */
   fn?: RegExp;
+  /**
+   * Shared plumbing (Node's streams and sockets, HTTP/2 framing): the phase of the nearest
+   * caller above that belongs to one decides (the etcd client's writes are the store's), this
+   * one only when none does.
+   */
+  weak?: boolean;
 }
+
+const STORE = 'store write (commit; the fsyncs run off this thread)';
+const RESPONSE = 'response write (HTTP, TLS)';
+const REQUEST = 'request read, routing, filters';
 
 /** Tried in order on each frame; more specific rules first. */
 const RULES: Rule[] = [
@@ -50,33 +60,40 @@ const RULES: Rule[] = [
   },
   { phase: 'watch cache', files: ['apiserver/storage/cacher/'] },
   {
-    phase: 'store write (commit; the fsyncs run off this thread)',
-    files: ['apiserver/storage/', 'node_modules/lmdb', 'node_modules/msgpackr'],
+    phase: STORE,
+    files: [
+      'apiserver/storage/',
+      'node_modules/lmdb',
+      'node_modules/msgpackr',
+      'shared/http2/client-session.ts',
+    ],
   },
   { phase: 'registry (defaults, strategy, metadata)', files: ['apiserver/registry/', 'shared/api/'] },
   {
-    phase: 'response write (HTTP, TLS)',
+    phase: RESPONSE,
     files: [
       'apiserver/server/http.ts',
       'apiserver/server/h2-exchange.ts',
-      'shared/http2/',
+      'shared/http2/server-session.ts',
       'node:_http_outgoing',
+    ],
+  },
+  {
+    phase: REQUEST,
+    files: ['apiserver/server/', 'apiserver/endpoints/', 'node:_http_server', 'node:_http_common'],
+  },
+  {
+    phase: RESPONSE,
+    weak: true,
+    files: [
+      'shared/http2/',
       'node:net',
       'node:internal/stream_base_commons',
       'node:internal/streams/writable',
       'node:_tls_wrap',
     ],
   },
-  {
-    phase: 'request read, routing, filters',
-    files: [
-      'apiserver/server/',
-      'apiserver/endpoints/',
-      'node:_http_server',
-      'node:_http_common',
-      'node:internal/streams/readable',
-    ],
-  },
+  { phase: REQUEST, weak: true, files: ['node:internal/streams/readable'] },
 ];
 
 export const IDLE = '(idle: waiting on commit + fsync, client, network)';
@@ -90,11 +107,11 @@ export interface PhaseRow {
   usPerOp: number;
 }
 
-function phaseOf(f: CallFrame, file: string): string | undefined {
+function ruleOf(f: CallFrame, file: string): Rule | undefined {
   for (const r of RULES) {
     if (r.files.length && !r.files.some((p) => file.startsWith(p) || file.includes(`/${p}`))) continue;
     if (r.fn && !r.fn.test(f.functionName)) continue;
-    return r.phase;
+    return r;
   }
   return undefined;
 }
@@ -105,10 +122,10 @@ function phaseOf(f: CallFrame, file: string): string | undefined {
  */
 export function phaseBreakdown(p: Profile, fromUs: number, toUs: number, ops: number): PhaseRow[] {
   const parent = new Map<number, number>();
-  const frames = new Map<number, { f: CallFrame; phase: string | undefined }>();
+  const frames = new Map<number, { f: CallFrame; rule: Rule | undefined }>();
   for (const n of p.nodes) {
     for (const c of n.children ?? []) parent.set(c, n.id);
-    frames.set(n.id, { f: n.callFrame, phase: phaseOf(n.callFrame, location(n.callFrame).file) });
+    frames.set(n.id, { f: n.callFrame, rule: ruleOf(n.callFrame, location(n.callFrame).file) });
   }
   const byPhase = new Map<string, number>();
   let t = p.startTime;
@@ -118,10 +135,14 @@ export function phaseBreakdown(p: Profile, fromUs: number, toUs: number, ops: nu
     if (t < fromUs || t >= toUs) continue;
     const leaf = frames.get(p.samples[i])!;
     let phase: string | undefined;
+    let fallback: string | undefined;
     if (leaf.f.functionName === '(idle)') phase = IDLE;
-    for (let n: number | undefined = p.samples[i]; !phase && n !== undefined; n = parent.get(n))
-      phase = frames.get(n)!.phase;
-    phase ??= OTHER;
+    for (let n: number | undefined = p.samples[i]; !phase && n !== undefined; n = parent.get(n)) {
+      const r = frames.get(n)!.rule;
+      if (r?.weak) fallback ??= r.phase;
+      else if (r) phase = r.phase;
+    }
+    phase ??= fallback ?? OTHER;
     byPhase.set(phase, (byPhase.get(phase) ?? 0) + dt);
   }
   return [...byPhase]
