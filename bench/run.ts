@@ -2,12 +2,12 @@
 // embedded store and on a real etcd, driven over TLS by undici from forked load
 // workers. Figures only, never pass/fail: the budget lines say met or missed.
 //
-//   node dist/bench/run.js [--backend embedded|etcd|both] [--only start,create,get,list,watch,memory]
+//   node dist/bench/run.js [--backend embedded|etcd|both] [--only start,create,get,lone,list,watch,memory]
 //                          [--full] [--profile <dir>] [--pods 10000] [--watchers 1000] [--no-record]
 //
 // Every process it starts (apiserver, etcd, bare server, workers) is killed on
 // the way out, on errors and on SIGINT/SIGTERM too.
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import * as os from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -20,6 +20,8 @@ import {
   startBareServer,
   bareFanoutCeiling,
 } from './lib/ceilings';
+import { readProfile } from './lib/cpu-profile';
+import { phaseBreakdown } from './lib/phases';
 import { CpuMeter, DIST, NoiseMeter, removeDir, startApiserver, tempDir } from './lib/procs';
 import {
   appendHistory,
@@ -28,6 +30,7 @@ import {
   ceilingTable,
   evaluateBudget,
   gitInfo,
+  loneProfileTable,
   saveResult,
 } from './lib/report';
 import type { BackendResult, LoadRow, RunResult } from './lib/results';
@@ -60,7 +63,8 @@ const USAGE = `usage: node dist/bench/run.js [options]
   --backend embedded|etcd|both   backends to run (default both)
   --only a,b,...                 subset of ${SCENARIOS.join(',')} (default all)
   --full                         also store 100,000 pods (memory and restart at 100k)
-  --profile <dir>                run the apiserver under --cpu-prof, one profile per scenario
+  --profile <dir>                run the apiserver under --cpu-prof, one profile per scenario; with
+                                 lone, also where a lone create's time goes, per phase
   --pods <n>                     pods for list/memory (default 10000)
   --starts <n>                   cold starts (default 5)
   --watchers <n>                 watchers (default 1000)
@@ -155,6 +159,17 @@ async function etcdCeilings(result: BackendResult, only: Set<Scenario>): Promise
   } finally {
     await etcd.stop();
   }
+}
+
+/** --profile: the lone creates' time by phase, from the profile their server wrote on exit. */
+function breakDownLoneCreates(b: BackendResult): void {
+  const p = b.lone?.profile;
+  if (!p) return;
+  if (!existsSync(p.file)) {
+    b.notes.push(`lone create profile ${p.file} was not written`);
+    return;
+  }
+  p.breakdown = phaseBreakdown(readProfile(p.file), p.fromUs, p.toUs, p.creates);
 }
 
 async function main(): Promise<void> {
@@ -298,7 +313,7 @@ async function main(): Promise<void> {
           result,
           log: (s) => log(`${backend}: ${s}`),
         };
-        if (['start', 'create', 'get', 'watch'].some((s) => opts.only.has(s as Scenario)))
+        if (['start', 'create', 'get', 'lone', 'watch'].some((s) => opts.only.has(s as Scenario)))
           await configMapsInstance(ctx);
         if (['start', 'list', 'memory'].some((s) => opts.only.has(s as Scenario))) await podsInstance(ctx);
       } catch (err) {
@@ -311,6 +326,7 @@ async function main(): Promise<void> {
       log(`${backend} done`);
     }
 
+    for (const b of run.backends) breakDownLoneCreates(b);
     run.budget = evaluateBudget(run);
     run.durationS = (Date.now() - t0) / 1000;
     console.log(`\nceilings measured in this run\n${ceilingTable(run)}\n`);
@@ -320,6 +336,7 @@ async function main(): Promise<void> {
     }
     console.log(`\n${LEGEND}`);
     console.log(`\nbudget (reporting only)\n${budgetTable(run.budget)}\n`);
+    for (const b of run.backends) if (b.lone?.profile) console.log(`\n${loneProfileTable(b)}`);
     for (const b of run.backends)
       for (const p of b.profiles ?? [])
         console.log(`profile: ${p}  (node dist/bench/profile-summary.js ${p})`);

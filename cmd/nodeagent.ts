@@ -8,7 +8,6 @@ import { nodeagentFlags } from '../nodeagent/app/options';
 import { mergeKubeletConfiguration, resolveConfig } from '../nodeagent/app/config';
 import { loadKubeletConfigFile } from '../nodeagent/app/kubelet-config-file';
 import { startNodeAgent } from '../nodeagent/app/agent';
-import { startSimulatedNodes } from '../nodeagent/simulated/host';
 
 const log = logger('nodeagent');
 
@@ -34,6 +33,9 @@ runExecutable({
     }
     return resolveConfig(values, { explicit: setOnCommandLine });
   },
-  start: (cfg) =>
-    cfg.simulatedNodes > 0 ? startSimulatedNodes(cfg, cfg.simulatedNodes) : startNodeAgent(cfg),
+  // The simulated nodes' host is loaded only when asked for.
+  start: async (cfg) =>
+    cfg.simulatedNodes > 0
+      ? (await import('../nodeagent/simulated/host.js')).startSimulatedNodes(cfg, cfg.simulatedNodes)
+      : startNodeAgent(cfg),
 });

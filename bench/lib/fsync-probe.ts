@@ -3,7 +3,17 @@
 // so a disk that stalls holds up every write in the meantime, and with it the watch
 // events those writes make: one stall of 100 ms inside a 3 s watch row lifts its p99.
 // The probe reports the slowest 4 KB write-and-fdatasync, so such a row says why.
-import { close, fdatasync, openSync, rmSync, write } from 'node:fs';
+import {
+  close,
+  closeSync,
+  constants,
+  fdatasync,
+  fdatasyncSync,
+  openSync,
+  rmSync,
+  write,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 
 const INTERVAL_MS = 100;
@@ -54,4 +64,37 @@ export class FsyncProbe {
     }
     return worstMs;
   }
+}
+
+/**
+ * The disk's floors for one durable small write, `n` sequential runs of each in `dir`
+ * (latencies in ms, sorted): `sync`, a 4 KB rewrite in place + fdatasync; `commit`, what
+ * an embedded (LMDB) commit asks of the disk: a 4 KB page appended to the file (its size
+ * grows, so the journal commits too) + fdatasync, then the 128-byte meta page written
+ * through a descriptor opened O_DSYNC.
+ */
+export function fsyncFloor(dir: string, n = 200): { sync: Float64Array; commit: Float64Array } {
+  const path = join(dir, `.fsync-floor-${process.pid}`);
+  const fd = openSync(path, 'w');
+  const meta = openSync(path, constants.O_WRONLY | constants.O_DSYNC);
+  const sync = new Float64Array(n);
+  const commit = new Float64Array(n);
+  try {
+    for (let i = 0; i < n; i++) {
+      let t0 = performance.now();
+      writeSync(fd, BLOCK, 0, BLOCK.length, 0);
+      fdatasyncSync(fd);
+      sync[i] = performance.now() - t0;
+      t0 = performance.now();
+      writeSync(fd, BLOCK, 0, BLOCK.length, (i + 1) * BLOCK.length);
+      fdatasyncSync(fd);
+      writeSync(meta, BLOCK, 0, 128, 0);
+      commit[i] = performance.now() - t0;
+    }
+  } finally {
+    closeSync(meta);
+    closeSync(fd);
+    rmSync(path, { force: true });
+  }
+  return { sync: sync.sort(), commit: commit.sort() };
 }

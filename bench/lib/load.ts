@@ -16,7 +16,16 @@ export type OpSpec =
   /** POST a pod, then PUT its running status as a kubelet would (latencies recorded apart). */
   | { type: 'pod'; namespace: string; prefix: string; first: number }
   /** POST a pod of about `bytes` bytes of JSON, nothing else (issue 21's "create 3.8 KB pod"). */
-  | { type: 'pod-create'; namespace: string; prefix: string; bytes: number };
+  | { type: 'pod-create'; namespace: string; prefix: string; bytes: number }
+  /**
+   * A controller's chain of single requests on one fresh ConfigMap of about `bytes` bytes:
+   * create, get, update (its data changed, at the created resourceVersion), delete; each
+   * verb's latency recorded apart (`verbs`), `lat` the whole chain.
+   */
+  | { type: 'crud-cm'; namespace: string; bytes: number; prefix: string };
+
+export const CRUD_VERBS = ['create', 'get', 'update', 'delete'] as const;
+export type CrudVerb = (typeof CRUD_VERBS)[number];
 
 export interface LoadTask {
   kind: 'load';
@@ -44,6 +53,8 @@ export interface LoadResult {
   bytesIn: number;
   /** Time mode: operations that finished during the warm-up. */
   warmupOps: number;
+  /** 'crud-cm' only: latency of each verb of the counted chains. */
+  verbs?: Record<CrudVerb, Float64Array>;
 }
 
 export function pool(t: Target, connections: number, h2 = false): Pool {
@@ -65,6 +76,7 @@ export async function runLoad(task: LoadTask): Promise<LoadResult> {
   const p = pool(task.target, task.concurrency, task.h2);
   const lat = new Samples(1 << 14);
   const lat2 = new Samples(task.op.type === 'pod' ? 1 << 14 : 1);
+  const verbLat = task.op.type === 'crud-cm' ? CRUD_VERBS.map(() => new Samples(1 << 14)) : [];
   const errorSamples: string[] = [];
   let errors = 0;
   let ops = 0;
@@ -121,6 +133,7 @@ export async function runLoad(task: LoadTask): Promise<LoadResult> {
       } else if (end < from) warmupOps++;
       return true;
     };
+    if (op.type === 'crud-cm') return chain(op, `${op.prefix}-${n}`, start);
     if (op.type === 'create-cm')
       return create(
         `/api/v1/namespaces/${op.namespace}/configmaps`,
@@ -169,6 +182,47 @@ export async function runLoad(task: LoadTask): Promise<LoadResult> {
     return true;
   };
 
+  /** One create → get → update → delete chain; counted when it lies in the window. */
+  const chain = async (o: { namespace: string; bytes: number }, name: string, start: number) => {
+    const base = `/api/v1/namespaces/${o.namespace}/configmaps`;
+    const steps: [CrudVerb, string, string, string | undefined, number][] = [
+      ['create', 'POST', base, JSON.stringify(configMap(o.namespace, name, o.bytes)), 201],
+      ['get', 'GET', `${base}/${name}`, undefined, 200],
+      ['update', 'PUT', `${base}/${name}`, '', 200],
+      ['delete', 'DELETE', `${base}/${name}`, undefined, 200],
+    ];
+    const took: number[] = [];
+    let bytes = 0;
+    let t = start;
+    let lastText = '';
+    for (const [verb, method, path, given, want] of steps) {
+      let body = given;
+      if (verb === 'update') {
+        // The object as read, its data changed: an update at its resourceVersion.
+        const got = JSON.parse(lastText);
+        got.data = { ...got.data, step: 'updated' };
+        body = JSON.stringify(got);
+      }
+      const r = await p.request({ path, method, headers: JSON_HEADERS, body });
+      const text = await r.body.text();
+      if (r.statusCode !== want) {
+        fail(`${method} ${r.statusCode} ${text}`);
+        return false;
+      }
+      const now = performance.now();
+      took.push(now - t);
+      t = now;
+      bytes += text.length;
+      lastText = text;
+    }
+    if (start >= from && t < until) {
+      took.forEach((x, i) => verbLat[i].push(x));
+      lat.push(t - start);
+      bytesIn += bytes;
+      ops++;
+    }
+    return true;
+  };
   const client = async () => {
     for (;;) {
       if (countMode) {
@@ -196,5 +250,13 @@ export async function runLoad(task: LoadTask): Promise<LoadResult> {
     lat2: lat2.toArray(),
     bytesIn,
     warmupOps,
+    ...(verbLat.length
+      ? {
+          verbs: Object.fromEntries(CRUD_VERBS.map((v, i) => [v, verbLat[i].toArray()])) as Record<
+            CrudVerb,
+            Float64Array
+          >,
+        }
+      : {}),
   };
 }

@@ -5,7 +5,10 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BackendResult, BudgetLine, LoadRow, RawEtcdRow, RunResult, WatchFigures } from './results';
+import { loneBudget, loneRows, loneSummary } from './report-lone';
 import { kib, ms, num, pct } from './stats';
+
+export { loneProfileTable } from './report-lone';
 
 /** kube-apiserver v1.20 + etcd 3.4 figures from issue 11: reference only, measured elsewhere. */
 export const REFERENCE = {
@@ -168,6 +171,7 @@ export function backendTable(r: BackendResult, run: RunResult): string {
         r.get.h2.other,
       );
   }
+  for (const [what, ours, ref, budget, other] of loneRows(r)) add(what, ours, '', '', ref, budget, other);
   if (r.pods)
     add(
       `${num(r.pods.count, 0)} pods, create + status update, 64 clients`,
@@ -389,6 +393,7 @@ export function evaluateBudget(run: RunResult): BudgetLine[] {
           : `needs ${num(BUDGET.getShareOfBare / share, 1)}x the rate`,
       );
     }
+    for (const [item, target, measured, met] of loneBudget(r)) add(item, target, measured, met);
     const rv0j = r.list?.find((l) => l.mode === 'rv0' && l.format === 'json');
     const rv0p = r.list?.find((l) => l.mode === 'rv0' && l.format === 'protobuf');
     if (rv0j)
@@ -519,6 +524,8 @@ function summaryOf(r: BackendResult, run: RunResult): string {
     parts.push(
       `get64 ${rate(r.get.h1.rate)}${run.ceilings.bareGetH1 ? ` (${pct(r.get.h1.rate / run.ceilings.bareGetH1.rate)} of bare)` : ''}`,
     );
+  const lone = loneSummary(r);
+  if (lone) parts.push(lone);
   const rv0j = r.list?.find((l) => l.mode === 'rv0' && l.format === 'json');
   const rv0p = r.list?.find((l) => l.mode === 'rv0' && l.format === 'protobuf');
   if (rv0j)

@@ -15,6 +15,36 @@ export interface LoadRow {
   clientCpu?: number;
 }
 
+/** One client's chain of create → get → update → delete on fresh 1 KB ConfigMaps. */
+export interface LoneRow {
+  h2: boolean;
+  /** Chains counted (each one request of every verb). */
+  chains: number;
+  verbs: Record<'create' | 'get' | 'update' | 'delete', { p50: number; p99: number }>;
+  errors: number;
+  errorSamples?: string[];
+  other?: number;
+  apiserverCpu?: number;
+  etcdCpu?: number;
+  clientCpu?: number;
+  /** Apiserver CPU per chain (four requests), µs. */
+  apiserverCpuUsPerChain?: number;
+}
+
+/** --profile: a lone client's creates on a profiled apiserver, and where their time went. */
+export interface LoneProfile {
+  file: string;
+  /** The creates' window on the machine's monotonic clock (the profile's), µs. */
+  fromUs: number;
+  toUs: number;
+  creates: number;
+  /** Wall clock per create as the client saw it, p50 and mean, ms. */
+  p50: number;
+  meanMs: number;
+  /** µs per create by phase (bench/lib/phases.ts), once the profile is written. */
+  breakdown?: { phase: string; ms: number; usPerOp: number }[];
+}
+
 export interface RawEtcdRow {
   rate: number;
   /** CPU µs per operation of etcd, and of the grpc-js client. */
@@ -75,6 +105,14 @@ export interface BackendResult {
   rawEtcdPut?: RawEtcdRow;
   rawEtcdRange?: RawEtcdRow;
   get?: { h1: LoadRow; h2?: LoadRow };
+  /** One client (issue 39): each verb's latency over HTTP/1.1 and h2; the disk's fsync floor. */
+  lone?: {
+    rows: LoneRow[];
+    /** The disk under the data dirs: a 4 KB rewrite + fdatasync, and an LMDB-shaped commit's syncs (ms). */
+    fsync?: { p50: number; p99: number };
+    commitFloor?: { p50: number; p99: number };
+    profile?: LoneProfile;
+  };
   pods?: {
     count: number;
     /** Pods per second, each a create plus a status update. */

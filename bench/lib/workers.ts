@@ -3,7 +3,7 @@
 // and merge what they measured.
 import type { ChildProcess } from 'node:child_process';
 import type { Task } from '../worker';
-import type { LoadResult, LoadTask } from './load';
+import { CRUD_VERBS, type CrudVerb, type LoadResult, type LoadTask } from './load';
 import { forkScript, terminate } from './procs';
 import { merged } from './stats';
 
@@ -71,6 +71,8 @@ export interface LoadFigures {
   windowMs: number;
   /** Operations per second during the warm-up (creates only; 0 without one). */
   warmupRate: number;
+  /** 'crud-cm' only: each verb's latencies. */
+  verbs?: Record<CrudVerb, Float64Array>;
 }
 
 /**
@@ -105,5 +107,12 @@ export async function splitLoad(
     bytesIn: results.reduce((s, r) => s + r.bytesIn, 0),
     windowMs,
     warmupRate: task.warmupMs ? results.reduce((s, r) => s + r.warmupOps, 0) / (task.warmupMs / 1000) : 0,
+    ...(results[0]?.verbs
+      ? {
+          verbs: Object.fromEntries(
+            CRUD_VERBS.map((v) => [v, merged(results.map((r) => r.verbs?.[v] ?? new Float64Array(0)))]),
+          ) as Record<CrudVerb, Float64Array>,
+        }
+      : {}),
   };
 }

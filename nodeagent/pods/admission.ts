@@ -15,6 +15,7 @@ import type { PodEvents } from './pod-events';
 import { isTerminalPhase, type PodRecord, type PodRecords } from './records';
 import type { ContainerRuntime } from './runtime';
 import { podFullName } from './status';
+import { compareKeys } from '../../shared/codec/protobuf-wire';
 
 const log = logger('nodeagent/pods');
 
@@ -113,7 +114,8 @@ export class PodAdmission {
     this.synced = true;
     const waiting = this.pending.splice(0);
     waiting.sort((a, b) =>
-      String(a.pod.metadata.creationTimestamp ?? '').localeCompare(
+      compareKeys(
+        String(a.pod.metadata.creationTimestamp ?? ''),
         String(b.pod.metadata.creationTimestamp ?? ''),
       ),
     );

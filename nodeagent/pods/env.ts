@@ -9,6 +9,7 @@
 // message (the container waits in CreateContainerConfigError).
 import { containerResourceValue, podFieldValue, type DownwardContext } from './downward';
 import { ObjectNotFound, type PodObjects } from './pod-objects';
+import { compareKeys } from '../../shared/codec/protobuf-wire';
 
 /** The container cannot be configured yet: waiting reason CreateContainerConfigError. */
 export class ContainerConfigError extends Error {}
@@ -107,7 +108,7 @@ export function serviceEnvFor(all: any[], ns: string, enableServiceLinks: boolea
       if (!byName.has(name)) byName.set(name, s);
     } else if (s.metadata.namespace === ns && enableServiceLinks) byName.set(name, s);
   }
-  const sorted = [...byName.values()].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+  const sorted = [...byName.values()].sort((a, b) => compareKeys(a.metadata.name, b.metadata.name));
   return new Map(serviceEnv(sorted).map((e) => [e.name, e.value]));
 }
 

@@ -2,7 +2,7 @@
 // runtime's ExecSync), httpGet, tcpSocket and grpc (grpc.health.v1
 // Health/Check) — with their success rules and output texts. Lifecycle hooks
 // use the exec and httpGet ones too.
-import * as grpc from '@grpc/grpc-js';
+import type * as Grpc from '@grpc/grpc-js';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { connect } from 'node:net';
@@ -226,8 +226,16 @@ function decodeHealthStatus(b: Buffer): number {
   return status;
 }
 
+let grpcLib: typeof Grpc | undefined;
+/** grpc-js, loaded by the first grpc probe: ~70 modules most nodes never run. */
+function grpcModule(): typeof Grpc {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return (grpcLib ??= require('@grpc/grpc-js') as typeof Grpc);
+}
+
 /** kubelet's grpc prober: Health/Check of the probe's service must answer SERVING. */
 export function grpcProbe(action: any, target: ProbeTarget, timeoutSeconds: number): Promise<ProbeAttempt> {
+  const grpc = grpcModule();
   const addr = hostPort(target.podIP, Number(action.port));
   const client = new grpc.Client(addr, grpc.credentials.createInsecure());
   return new Promise((resolve) => {

@@ -6,6 +6,7 @@
 // kept while a condition's status stays the same.
 import { rfc3339 } from '../status/node';
 import type { ContainerRecord } from './runtime';
+import { compareKeys } from '../../shared/codec/protobuf-wire';
 
 /** What the pod worker knows of one container of the pod spec. */
 export interface ContainerView {
@@ -250,7 +251,7 @@ export function computePodStatus(i: PodStatusInput): any {
     hostIPs: i.hostIPs.map((ip) => ({ ip })),
     ...(i.podIPs.length ? { podIP: i.podIPs[0], podIPs: i.podIPs.map((ip) => ({ ip })) } : {}),
     ...(i.startTime !== undefined ? { startTime: rfc3339(i.startTime) } : {}),
-    containerStatuses: i.containers.map(containerStatus).sort((a, b) => a.name.localeCompare(b.name)),
+    containerStatuses: i.containers.map(containerStatus).sort((a, b) => compareKeys(a.name, b.name)),
   };
   if (i.init.length) status.initContainerStatuses = i.init.map(containerStatus);
   if (i.evicted) Object.assign(status, { reason: i.evicted.reason, message: i.evicted.message });

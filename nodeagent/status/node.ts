@@ -15,6 +15,7 @@ import { TAINT_UNSCHEDULABLE } from '../../shared/api/taints';
 import type { NodeAgentConfig, Taint } from '../app/config';
 import { evictionReservation, type PressureCondition } from './eviction';
 import type { MachineInfo } from './sysinfo';
+import { compareKeys } from '../../shared/codec/protobuf-wire';
 
 /** The kubelet release tkube's node agent reports (the apiserver's gitVersion in apiserver/server/app.ts). */
 export const KUBELET_VERSION = 'v1.36.3';
@@ -373,7 +374,7 @@ export function statusChanged(current: any, next: any): boolean {
         list
           .filter((c) => types.has(c.type))
           .map((c) => ({ ...c, lastHeartbeatTime: undefined }))
-          .sort((a, b) => String(a.type).localeCompare(String(b.type)));
+          .sort((a, b) => compareKeys(String(a.type), String(b.type)));
       if (canonical(strip(cur.conditions ?? [])) !== canonical(strip(v as any[]))) return true;
       continue;
     }

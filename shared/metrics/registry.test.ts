@@ -18,6 +18,14 @@ describe('metrics registry', () => {
     assert.match(text, /^c_seconds_count\{v="GET"\} 2$/m);
   });
 
+  it("orders families in Go's byte order, as client_golang does (not by locale)", () => {
+    const r = new MetricsRegistry({ currentVersion: '1.36' });
+    for (const name of ['b_total', 'a_b', 'a1b', 'B_up']) r.gauge({ name, help: 'X.' }).set(undefined, 1);
+    const order = [...r.expose().matchAll(/^# TYPE (\S+)/gm)].map((m) => m[1]);
+    // Bytes: 'B' < '_' < 'a' ... and '1' < '_'; a locale collation puts 'a_b' before 'a1b' and 'B_up' after 'a1b'.
+    assert.deepEqual(order, ['B_up', 'a1b', 'a_b', 'b_total']);
+  });
+
   it('marks deprecated metrics, hides those deprecated three releases ago, and disables by name', () => {
     const make = (opts: { showHiddenFor?: string; disabled?: string[] } = {}) => {
       const r = new MetricsRegistry({ currentVersion: '1.36', ...opts });

@@ -4,6 +4,7 @@
 // deprecated metrics say "(Deprecated from x.y)"; those deprecated three minor
 // releases ago are hidden unless --show-hidden-metrics-for-version names the
 // previous minor release; --disabled-metrics outranks everything.
+import { compareKeys } from '../codec/protobuf-wire';
 
 export type Stability = 'ALPHA' | 'BETA' | 'STABLE';
 
@@ -218,7 +219,8 @@ export class MetricsRegistry {
   expose(): string {
     for (const c of this.collectors) c();
     const lines: string[] = [];
-    for (const m of [...this.metrics.values()].sort((a, b) => a.opts.name.localeCompare(b.opts.name))) {
+    // Go's byte order, as client_golang sorts families (and no ICU collation data made resident).
+    for (const m of [...this.metrics.values()].sort((a, b) => compareKeys(a.opts.name, b.opts.name))) {
       if (!this.visible(m)) continue;
       const samples = m.samples();
       const stability = m.opts.stability ?? 'ALPHA';

@@ -1,9 +1,10 @@
-// Instance A: cold starts and idle memory, then create, get and watch on configmaps.
+// Instance A: cold starts and idle memory, then create, get, one client and watch on configmaps.
 import { rssBytes } from '../procs';
 import { median, sleep } from '../stats';
 import type { Ctx } from './context';
 import { createScenario } from './create';
 import { getScenario } from './get';
+import { loneScenario } from './lone';
 import { Instance } from './instance';
 import { coldStarts } from './start';
 import { watchScenario } from './watch';
@@ -30,6 +31,7 @@ export async function configMapsInstance(ctx: Ctx): Promise<void> {
     await a.api.namespace('bench-watch');
     if (o.only.has('create')) await createScenario(ctx, a);
     if (o.only.has('get')) await getScenario(ctx, a);
+    if (o.only.has('lone')) await loneScenario(ctx, a);
     if (o.only.has('watch')) {
       // h2 first: the row the budget reads (client-go multiplexes its watches); HTTP/1.1 extra.
       await watchScenario(ctx, a, true);

@@ -7,8 +7,8 @@ import { quantile } from '../stats';
 import type { LoadFigures, Workers } from '../workers';
 import type { Instance } from './instance';
 
-export type Scenario = 'start' | 'create' | 'get' | 'list' | 'watch' | 'memory';
-export const SCENARIOS: Scenario[] = ['start', 'create', 'get', 'list', 'watch', 'memory'];
+export type Scenario = 'start' | 'create' | 'get' | 'lone' | 'list' | 'watch' | 'memory';
+export const SCENARIOS: Scenario[] = ['start', 'create', 'get', 'lone', 'list', 'watch', 'memory'];
 
 export interface Options {
   backends: ('embedded' | 'etcd')[];

@@ -7,6 +7,7 @@ export { Instance } from './instance';
 export { coldStarts } from './start';
 export { createScenario } from './create';
 export { getScenario } from './get';
+export { loneScenario } from './lone';
 export { watchScenario } from './watch';
 export { listScenario } from './list';
 export { podsInstance } from './pods-instance';

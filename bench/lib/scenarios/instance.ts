@@ -15,6 +15,8 @@ export class Instance {
   server!: Apiserver;
   api!: Api;
   readonly dataDir: string;
+  /** With --profile: the file the running server's CPU profile is written to when it stops. */
+  profileFile?: string;
   private readonly prefix: string;
   private phaseName = '';
   private starts = 0;
@@ -49,7 +51,10 @@ export class Instance {
         this.ctx.result.notes.push(n.slice(0, 1500));
       this.ctx.log(n.slice(0, 600));
     }
-    if (dir) (this.ctx.result.profiles ??= []).push(join(dir, name));
+    if (dir) {
+      this.profileFile = join(dir, name);
+      (this.ctx.result.profiles ??= []).push(this.profileFile);
+    }
     this.api = new Api(this.server.target);
     return this.server;
   }
