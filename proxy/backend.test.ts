@@ -9,9 +9,14 @@ import {
   Netns,
   commandAvailable,
   netnsAvailable,
+  linkNamespaces,
   nftTableContents,
   removeStaleNamespaces,
+  stopProcess,
+  tcpEcho,
+  tcpProbe,
 } from './netns-testing';
+import { service, slice, ep } from './fixtures';
 
 const TABLE = 'tkube-proxy-test';
 const initial = () => buildRuleSet(fixtureServices, fixtureSlices, fixtureOptions);
@@ -161,6 +166,49 @@ describe('proxy backends on the kernel (network namespace)', function () {
       assert.deepEqual(backend.staleChains, []);
       assert.equal(nftTableContents(ns, TABLE), await fullInstall(later()));
       await backend.cleanup();
+    });
+  });
+
+  describe('nftables loadBalancerSourceRanges', () => {
+    it('let only the listed clients reach the LB IP; other clients are dropped, the ClusterIP stays open', async () => {
+      const [podA, podB, lbIP] = ['10.244.1.5', '10.244.1.6', '198.51.100.5'];
+      const node = Netns.create('lb-node');
+      const pod = Netns.create('lb-pod');
+      const echo = [];
+      try {
+        linkNamespaces(node, '10.244.1.1', pod, [podA, podB]);
+        node.sh('sysctl', '-qw', 'net.ipv4.ip_forward=1');
+        node.sh('ip', 'route', 'add', '10.96.0.0/16', 'dev', 'veth0');
+        echo.push(await tcpEcho(pod, podA, 8080));
+        const lb = (ranges: string[]) =>
+          service(
+            'default',
+            'lb',
+            {
+              type: 'LoadBalancer',
+              clusterIP: '10.96.0.70',
+              ports: [{ port: 80, nodePort: 30080 }],
+              loadBalancerSourceRanges: ranges,
+            },
+            { status: { loadBalancer: { ingress: [{ ip: lbIP }] } } },
+          );
+        const rules = (ranges: string[]) =>
+          buildRuleSet([lb(ranges)], [slice('default', 'lb', [ep(podA, 'node-a')], [{ port: 8080 }])], {
+            ...fixtureOptions,
+            nodeIPs: ['10.244.1.1'],
+          });
+        const backend = new NftablesBackend(node.runner(), TABLE);
+        await backend.apply(rules([`${podA}/32`]));
+        assert.equal(await tcpProbe(pod, lbIP, 80, 3000, podA), podA, 'a client in the ranges');
+        assert.equal(await tcpProbe(pod, lbIP, 80, 1500, podB), 'timeout', 'a client outside: dropped');
+        assert.equal(await tcpProbe(node, '10.96.0.70', 80), podA, 'the ClusterIP is not guarded');
+        await backend.apply(rules([]));
+        assert.equal(await tcpProbe(pod, lbIP, 80, 3000, podB), podA, 'no ranges: any client');
+      } finally {
+        for (const e of echo) await stopProcess(e);
+        node.delete();
+        pod.delete();
+      }
     });
   });
 

@@ -125,11 +125,19 @@ export function linkNamespaces(a: Netns, aAddr: string, b: Netns, bAddrs: string
 
 /**
  * A TCP client run inside a namespace: connects, reads what the server says.
- * "refused" for ECONNREFUSED, "timeout" when nothing answers within timeoutMs.
+ * "refused" for ECONNREFUSED, "timeout" when nothing answers within timeoutMs; from
+ * localAddress when given.
  */
-export async function tcpProbe(ns: Netns, host: string, port: number, timeoutMs = 3000): Promise<string> {
+export async function tcpProbe(
+  ns: Netns,
+  host: string,
+  port: number,
+  timeoutMs = 3000,
+  localAddress?: string,
+): Promise<string> {
+  const local = localAddress ? `, localAddress: ${JSON.stringify(localAddress)}` : '';
   const script = `
-    const s = require('net').connect({ host: ${JSON.stringify(host)}, port: ${port} });
+    const s = require('net').connect({ host: ${JSON.stringify(host)}, port: ${port}${local} });
     let data = '';
     const t = setTimeout(() => { console.log('timeout'); process.exit(0); }, ${timeoutMs});
     s.on('data', (d) => (data += d));

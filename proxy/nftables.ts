@@ -58,6 +58,7 @@ export function nftTable(rs: RuleSet, tableName: string): NftTable {
   const serviceNodeports: string[] = [];
   const noEndpointServices: string[] = [];
   const noEndpointNodeports: string[] = [];
+  const firewallIps: string[] = [];
   const clusterCIDRs = rs.clusterCIDRs.length ? list(rs.clusterCIDRs) : undefined;
   const nodePortMatch =
     rs.nodePortIPs === 'local' ? 'fib daddr type local ip daddr != 127.0.0.0/8' : 'ip daddr @nodeport-ips';
@@ -73,6 +74,7 @@ export function nftTable(rs: RuleSet, tableName: string): NftTable {
       ]
     : [];
 
+  chain('filter-prerouting', [...outOfScope, 'ct state new jump firewall-check'], FILTER('prerouting', -110));
   chain(
     'filter-input',
     [
@@ -89,7 +91,7 @@ export function nftTable(rs: RuleSet, tableName: string): NftTable {
   );
   chain(
     'filter-output',
-    [...outOfScope, 'ct state new jump service-endpoints-check'],
+    [...outOfScope, 'ct state new jump service-endpoints-check', 'ct state new jump firewall-check'],
     FILTER('output', -110),
   );
   chain(
@@ -111,6 +113,7 @@ export function nftTable(rs: RuleSet, tableName: string): NftTable {
     'ip daddr . meta l4proto . th dport vmap @service-ips',
     `${nodePortMatch} meta l4proto . th dport vmap @service-nodeports`,
   ]);
+  chain('firewall-check', ['ip daddr . meta l4proto . th dport vmap @firewall-ips']);
   chain('service-endpoints-check', ['ip daddr . meta l4proto . th dport vmap @no-endpoint-services']);
   chain('nodeport-endpoints-check', [`${nodePortMatch} meta l4proto . th dport vmap @no-endpoint-nodeports`]);
   chain('cluster-ips-check', [
@@ -150,6 +153,13 @@ export function nftTable(rs: RuleSet, tableName: string): NftTable {
           `${sp.protocol} . ${sp.nodePort} : ${verdict}`,
         );
       if (external.length) chain(externalChain, externalRules(sp, clusterChain, localChain, clusterCIDRs));
+      // loadBalancerSourceRanges guard the LB IPs only (not NodePorts, not externalIPs).
+      if (sp.sourceRanges.length) {
+        const firewallChain = `firewall-${base}`;
+        for (const ip of sp.loadBalancerIPs)
+          firewallIps.push(`${ip} . ${sp.protocol} . ${sp.port} : goto ${firewallChain}`);
+        chain(firewallChain, [`ip saddr != ${list(sp.sourceRanges)} drop`]);
+      }
     }
     const masq = rs.masqueradeAll
       ? `ip daddr ${sp.clusterIP} ${sp.protocol} dport ${sp.port} jump mark-for-masquerade`
@@ -194,6 +204,7 @@ export function nftTable(rs: RuleSet, tableName: string): NftTable {
     { name: 'service-ips', kind: 'map', decl: `type ${SERVICE_KEY}`, elements: serviceIps },
     { name: 'service-nodeports', kind: 'map', decl: `type ${NODEPORT_KEY}`, elements: serviceNodeports },
     { name: 'no-endpoint-services', kind: 'map', decl: `type ${SERVICE_KEY}`, elements: noEndpointServices },
+    { name: 'firewall-ips', kind: 'map', decl: `type ${SERVICE_KEY}`, elements: firewallIps },
     {
       name: 'no-endpoint-nodeports',
       kind: 'map',
