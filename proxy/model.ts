@@ -58,6 +58,8 @@ export interface ServicePort {
    * IPs accept (plus the LB IPs themselves when a range holds a node IP); empty: any client.
    */
   sourceRanges: string[];
+  /** An eTP Local LoadBalancer's healthCheckNodePort: its local endpoint count is served there. */
+  healthCheckNodePort?: number;
   /** sessionAffinity ClientIP: the timeout in seconds. */
   affinitySeconds?: number;
   /** internalTrafficPolicy / externalTrafficPolicy Local. */
@@ -236,6 +238,10 @@ export function buildRuleSet(services: Service[], slices: EndpointSlice[], o: Mo
         externalIPs,
         loadBalancerIPs,
         sourceRanges: ranges,
+        healthCheckNodePort:
+          spec.type === 'LoadBalancer' && spec.externalTrafficPolicy === 'Local' && spec.healthCheckNodePort
+            ? spec.healthCheckNodePort
+            : undefined,
         affinitySeconds: affinity,
         internalLocal: spec.internalTrafficPolicy === 'Local',
         // Only external traffic has an external policy (kube: ExternalPolicyLocal needs NodePort/LB).

@@ -14,6 +14,7 @@ import { deleteFlows, staleUdpFlows } from './conntrack';
 import type { Runner } from './exec';
 import { buildRuleSet, hasAnyEndpoints, type ModelOptions, type RuleSet } from './model';
 import type { ProxyMetrics } from './metrics';
+import type { ServiceHealthServers } from './service-health';
 import { PROXY_LABEL_SELECTOR, type EndpointSlice, type Service } from './types';
 
 /** kube-proxy's proxyutil.FullSyncPeriod: a full sync at least this often. */
@@ -25,6 +26,8 @@ export interface ProxierOptions {
   model: ModelOptions;
   /** Where conntrack runs (the backend's namespace); absent: no UDP flow cleanup. */
   conntrack?: Runner;
+  /** The healthCheckNodePort servers, kept in step with each applied rule set. */
+  serviceHealth?: ServiceHealthServers;
   minSyncPeriodMs: number;
   syncPeriodMs: number;
   metrics: ProxyMetrics;
@@ -101,6 +104,7 @@ export class Proxier {
     clearTimeout(this.timer);
     clearInterval(this.periodic);
     await this.running;
+    await this.o.serviceHealth?.stop();
     await this.factory.shutdown();
   }
 
@@ -160,6 +164,7 @@ export class Proxier {
     }
     if (this.o.conntrack) await deleteFlows(this.o.conntrack, staleUdpFlows(this.installed, rs), this.o.log);
     this.installed = rs;
+    await this.o.serviceHealth?.sync(rs);
     if (full) {
       this.needFullSync = false;
       this.lastFullSync = start;
