@@ -1,6 +1,10 @@
-// Applying a rule set to the kernel: one atomic replace per sync.
-//  - nftables: one `nft -f -` transaction (the whole table the first time and
-//    after a failure, an in-place rewrite otherwise): all or nothing.
+// Applying a rule set to the kernel: one atomic transaction per sync.
+//  - nftables: one `nft -f -` transaction, all or nothing: the whole table the
+//    first time and after a failure, a rewrite of everything on a full sync, and
+//    otherwise a partial sync of what changed (kube-proxy's nftables mode). Chains
+//    no longer used are flushed at once and deleted a sync at least
+//    staleChainDelayMs later (kernels before 6.2 keep a chain referenced briefly
+//    after the map element that pointed at it went).
 //  - iptables: one `iptables-restore --noflush` of the proxy's own chains (stale
 //    ones deleted in the same run); the jump rules from the built-in chains are
 //    only ensured (-C, else -I), never rewritten.
@@ -9,42 +13,96 @@
 import type { Logger } from '../shared/log';
 import { mustRun, haveTool, type Runner } from './exec';
 import type { RuleSet } from './model';
-import { nftDeleteScript, nftReplaceScript, nftTable, nftUpdateScript, type NftTable } from './nftables';
+import {
+  nftDeleteScript,
+  nftPartialScript,
+  nftReplaceScript,
+  nftTable,
+  nftUpdateScript,
+  type NftTable,
+} from './nftables';
 import { iptJumpRules, iptablesRestoreText, type ExistingChains } from './iptables';
 
 export type ProxyMode = 'nftables' | 'iptables';
 
 export interface ProxyBackend {
   readonly mode: ProxyMode;
-  /** Programs the rule set; on a throw the kernel keeps what the previous apply put there. */
-  apply(rs: RuleSet): Promise<void>;
+  /**
+   * Programs the rule set; on a throw the kernel keeps what the previous apply put there.
+   * `full`: rewrite everything, not only what changed since the previous apply.
+   */
+  apply(rs: RuleSet, o?: { full?: boolean }): Promise<void>;
   cleanup(): Promise<void>;
+}
+
+/** kube-proxy waits at least a second before deleting a chain it flushed. */
+export const STALE_CHAIN_DELAY_MS = 1000;
+
+export interface NftablesBackendOptions {
+  staleChainDelayMs?: number;
+  now?: () => number;
 }
 
 export class NftablesBackend implements ProxyBackend {
   readonly mode = 'nftables';
   private installed?: NftTable;
+  /** Chains flushed (no longer used) but not yet deleted: when they were flushed. */
+  private readonly stale = new Map<string, number>();
+  private readonly staleDelay: number;
+  private readonly now: () => number;
 
   constructor(
     private readonly run: Runner,
     readonly table: string,
-  ) {}
+    o: NftablesBackendOptions = {},
+  ) {
+    this.staleDelay = o.staleChainDelayMs ?? STALE_CHAIN_DELAY_MS;
+    this.now = o.now ?? Date.now;
+  }
 
-  async apply(rs: RuleSet): Promise<void> {
+  /** The chains flushed and waiting for their deletion. */
+  get staleChains(): string[] {
+    return [...this.stale.keys()];
+  }
+
+  async apply(rs: RuleSet, o: { full?: boolean } = {}): Promise<void> {
     const next = nftTable(rs, this.table);
-    const script = this.installed ? nftUpdateScript(this.installed, next) : nftReplaceScript(next);
+    const now = this.now();
+    const inNext = new Set(next.chains.map((c) => c.name));
+    const prev = this.installed;
+    const flushedNow = prev ? prev.chains.filter((c) => !inNext.has(c.name)).map((c) => c.name) : [];
+    const due = [...this.stale].filter(([, at]) => now - at >= this.staleDelay).map(([name]) => name);
+    if (this.staleDelay <= 0) due.push(...flushedNow);
+    const partial = prev && !o.full ? nftPartialScript(prev, next, due) : undefined;
+    const script =
+      partial ??
+      (prev
+        ? nftUpdateScript(
+            { ...prev, chains: [...prev.chains, ...this.staleChains.map((name) => ({ name, rules: [] }))] },
+            next,
+          )
+        : nftReplaceScript(next));
     try {
-      await mustRun(this.run, 'nft', ['-f', '-'], script);
+      if (script) await mustRun(this.run, 'nft', ['-f', '-'], script);
       this.installed = next;
     } catch (err) {
       // Whatever is there now, the next apply replaces it whole.
       this.installed = undefined;
+      this.stale.clear();
       throw err;
+    }
+    if (partial === undefined) this.stale.clear();
+    else {
+      const deleted = new Set(due);
+      for (const name of [...this.stale.keys()])
+        if (deleted.has(name) || inNext.has(name)) this.stale.delete(name);
+      for (const name of flushedNow) if (!deleted.has(name)) this.stale.set(name, now);
     }
   }
 
   async cleanup(): Promise<void> {
     this.installed = undefined;
+    this.stale.clear();
     await mustRun(this.run, 'nft', ['-f', '-'], nftDeleteScript(this.table));
   }
 }

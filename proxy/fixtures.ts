@@ -89,7 +89,13 @@ export const fixtureServices: Service[] = [
   service(
     'default',
     'lb',
-    { type: 'LoadBalancer', clusterIP: '10.96.0.70', ports: [{ name: 'https', port: 443, nodePort: 30443 }] },
+    {
+      type: 'LoadBalancer',
+      clusterIP: '10.96.0.70',
+      ports: [{ name: 'https', port: 443, nodePort: 30443 }],
+      // The LB IP only for these clients; the invalid entry is ignored.
+      loadBalancerSourceRanges: ['203.0.113.0/24', ' 192.168.50.0/24 ', 'not-a-cidr'],
+    },
     { status: { loadBalancer: { ingress: [{ ip: '198.51.100.5' }] } } },
   ),
   // Skipped: headless, ExternalName, another proxy's.

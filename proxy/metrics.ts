@@ -18,6 +18,13 @@ export function proxyMetrics(registry: MetricsRegistry) {
       },
       SYNC_BUCKETS,
     ),
+    syncPartialDuration: registry.histogram(
+      {
+        name: 'kubeproxy_sync_partial_proxy_rules_duration_seconds',
+        help: 'SyncProxyRules latency in seconds for partial resyncs',
+      },
+      SYNC_BUCKETS,
+    ),
     lastSynced: registry.gauge({
       name: 'kubeproxy_sync_proxy_rules_last_timestamp_seconds',
       help: 'The last time proxy rules were successfully synced',

@@ -67,6 +67,13 @@ describe('proxy model', () => {
     assert.equal(port('kube-system/kube-dns:dns').affinitySeconds, 600);
     assert.equal(port('default/web:http').affinitySeconds, undefined);
     assert.deepEqual(port('default/lb:https').loadBalancerIPs, ['198.51.100.5']);
+    // The node (192.168.50.2) is in a range: the LB IP itself is allowed as a source too.
+    assert.deepEqual(port('default/lb:https').sourceRanges, [
+      '203.0.113.0/24',
+      '192.168.50.0/24',
+      '198.51.100.5',
+    ]);
+    assert.deepEqual(port('default/np:http').sourceRanges, []);
     assert.equal(port('default/lb:https').nodePort, 30443);
     assert.equal(port('default/web:http').nodePort, undefined);
   });

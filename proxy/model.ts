@@ -2,7 +2,7 @@
 // and addresses, the cluster's CIDRs, options) -> a pure description of what
 // to program, one entry per service port. No kernel, no I/O: both renderers
 // (nftables.ts, iptables.ts) and the UDP conntrack cleanup read only this.
-import { cidrContains, compareIPv4, isIPv4 } from './ip';
+import { cidrContains, compareIPv4, isIPv4, parseCIDR } from './ip';
 import {
   SERVICE_NAME_LABEL,
   SERVICE_PROXY_NAME_LABEL,
@@ -53,6 +53,13 @@ export interface ServicePort {
   nodePort?: number;
   externalIPs: string[];
   loadBalancerIPs: string[];
+  /**
+   * loadBalancerSourceRanges (IPv4 CIDRs) when the Service has LB IPs: the only clients its LB
+   * IPs accept (plus the LB IPs themselves when a range holds a node IP); empty: any client.
+   */
+  sourceRanges: string[];
+  /** An eTP Local LoadBalancer's healthCheckNodePort: its local endpoint count is served there. */
+  healthCheckNodePort?: number;
   /** sessionAffinity ClientIP: the timeout in seconds. */
   affinitySeconds?: number;
   /** internalTrafficPolicy / externalTrafficPolicy Local. */
@@ -152,6 +159,24 @@ function endpointsFor(slices: EndpointSlice[], port: ServicePortSpec, protocol: 
   return [...seen.values()].sort(compareEndpoints);
 }
 
+/** The valid IPv4 CIDRs of loadBalancerSourceRanges (kube-proxy ignores the rest), as given. */
+function sourceRanges(spec: NonNullable<Service['spec']>, lbIPs: string[], nodeIPs: string[]): string[] {
+  if (!lbIPs.length) return [];
+  const ranges = (spec.loadBalancerSourceRanges ?? [])
+    .map((r) => r.trim())
+    .filter((r) => {
+      try {
+        parseCIDR(r);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+  // A node inside a range reaches the LB IPs with an LB IP as source (hairpin through the LB).
+  const fromNode = ranges.some((r) => nodeIPs.some((ip) => isIPv4(ip) && cidrContains(r, ip)));
+  return ranges.length && fromNode ? [...ranges, ...lbIPs] : ranges;
+}
+
 function nodePortIPs(o: ModelOptions): string[] | 'local' {
   if (o.nodePortAddresses.length === 0) return 'local';
   const ips = new Set<string>();
@@ -195,6 +220,7 @@ export function buildRuleSet(services: Service[], slices: EndpointSlice[], o: Mo
       .map((i) => i.ip!)
       .sort(compareIPv4);
     const nodePorts = spec.type === 'NodePort' || spec.type === 'LoadBalancer';
+    const ranges = sourceRanges(spec, loadBalancerIPs, o.nodeIPs);
     for (const port of spec.ports ?? []) {
       const protocol = protocolOf(port.protocol);
       if (!protocol) continue;
@@ -211,6 +237,11 @@ export function buildRuleSet(services: Service[], slices: EndpointSlice[], o: Mo
         nodePort: nodePorts && port.nodePort ? port.nodePort : undefined,
         externalIPs,
         loadBalancerIPs,
+        sourceRanges: ranges,
+        healthCheckNodePort:
+          spec.type === 'LoadBalancer' && spec.externalTrafficPolicy === 'Local' && spec.healthCheckNodePort
+            ? spec.healthCheckNodePort
+            : undefined,
         affinitySeconds: affinity,
         internalLocal: spec.internalTrafficPolicy === 'Local',
         // Only external traffic has an external policy (kube: ExternalPolicyLocal needs NodePort/LB).

@@ -80,6 +80,39 @@ export class Netns {
   }
 }
 
+type NftObject = Record<string, Record<string, unknown>>;
+
+/**
+ * An nft table as installed, independent of how it got there: `nft -j list table` without the
+ * handles, chains and sets by name, set elements sorted (the kernel lists them in hash order),
+ * each chain's rules in their order. Two tables that route the same are equal strings.
+ */
+export function nftTableContents(ns: Netns, table: string, family = 'ip'): string {
+  const objects = (
+    JSON.parse(ns.sh('nft', '-j', 'list', 'table', family, table)) as { nftables: NftObject[] }
+  ).nftables;
+  const strip = (o: Record<string, unknown>) => {
+    const { handle: _h, ...rest } = o;
+    return rest;
+  };
+  const chains: string[] = [];
+  const sets: string[] = [];
+  const rules = new Map<string, string[]>();
+  for (const obj of objects) {
+    const [kind, body] = Object.entries(obj)[0];
+    if (kind === 'chain') chains.push(JSON.stringify(strip(body)));
+    else if (kind === 'set' || kind === 'map') {
+      const elem = ((body.elem as unknown[]) ?? []).map((e) => JSON.stringify(e)).sort();
+      sets.push(JSON.stringify({ kind, ...strip(body), elem }));
+    } else if (kind === 'rule') {
+      const chain = String(body.chain);
+      rules.set(chain, [...(rules.get(chain) ?? []), JSON.stringify(body.expr)]);
+    }
+  }
+  const ruleLines = [...rules].sort(([a], [b]) => (a < b ? -1 : 1)).map(([c, r]) => `${c}: ${r.join(' ; ')}`);
+  return [...chains.sort(), ...sets.sort(), ...ruleLines].join('\n');
+}
+
 /** A veth pair between two namespaces, addressed a/b on one /24 (b's default route via a). */
 export function linkNamespaces(a: Netns, aAddr: string, b: Netns, bAddrs: string[], dev = 'veth0'): void {
   a.sh('ip', 'link', 'add', dev, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', b.name);
@@ -92,11 +125,19 @@ export function linkNamespaces(a: Netns, aAddr: string, b: Netns, bAddrs: string
 
 /**
  * A TCP client run inside a namespace: connects, reads what the server says.
- * "refused" for ECONNREFUSED, "timeout" when nothing answers within timeoutMs.
+ * "refused" for ECONNREFUSED, "timeout" when nothing answers within timeoutMs; from
+ * localAddress when given.
  */
-export async function tcpProbe(ns: Netns, host: string, port: number, timeoutMs = 3000): Promise<string> {
+export async function tcpProbe(
+  ns: Netns,
+  host: string,
+  port: number,
+  timeoutMs = 3000,
+  localAddress?: string,
+): Promise<string> {
+  const local = localAddress ? `, localAddress: ${JSON.stringify(localAddress)}` : '';
   const script = `
-    const s = require('net').connect({ host: ${JSON.stringify(host)}, port: ${port} });
+    const s = require('net').connect({ host: ${JSON.stringify(host)}, port: ${port}${local} });
     let data = '';
     const t = setTimeout(() => { console.log('timeout'); process.exit(0); }, ${timeoutMs});
     s.on('data', (d) => (data += d));

@@ -1,8 +1,9 @@
 // The nftables renderer: a RuleSet -> one table of the ip family (kube-proxy's
 // nftables mode layout: base chains, service/endpoint chains, verdict maps),
 // and the `nft -f -` scripts that install it as one transaction: a whole
-// replace (first sync, after a failure) or an in-place rewrite that keeps the
-// ClientIP affinity sets' dynamic contents.
+// replace (first sync, after a failure), an in-place rewrite of everything that
+// keeps the ClientIP affinity sets' dynamic contents (a full sync), or a partial
+// sync that rewrites only what changed.
 import {
   externalEndpoints,
   hasAnyEndpoints,
@@ -57,6 +58,7 @@ export function nftTable(rs: RuleSet, tableName: string): NftTable {
   const serviceNodeports: string[] = [];
   const noEndpointServices: string[] = [];
   const noEndpointNodeports: string[] = [];
+  const firewallIps: string[] = [];
   const clusterCIDRs = rs.clusterCIDRs.length ? list(rs.clusterCIDRs) : undefined;
   const nodePortMatch =
     rs.nodePortIPs === 'local' ? 'fib daddr type local ip daddr != 127.0.0.0/8' : 'ip daddr @nodeport-ips';
@@ -72,6 +74,7 @@ export function nftTable(rs: RuleSet, tableName: string): NftTable {
       ]
     : [];
 
+  chain('filter-prerouting', [...outOfScope, 'ct state new jump firewall-check'], FILTER('prerouting', -110));
   chain(
     'filter-input',
     [
@@ -88,7 +91,7 @@ export function nftTable(rs: RuleSet, tableName: string): NftTable {
   );
   chain(
     'filter-output',
-    [...outOfScope, 'ct state new jump service-endpoints-check'],
+    [...outOfScope, 'ct state new jump service-endpoints-check', 'ct state new jump firewall-check'],
     FILTER('output', -110),
   );
   chain(
@@ -110,6 +113,7 @@ export function nftTable(rs: RuleSet, tableName: string): NftTable {
     'ip daddr . meta l4proto . th dport vmap @service-ips',
     `${nodePortMatch} meta l4proto . th dport vmap @service-nodeports`,
   ]);
+  chain('firewall-check', ['ip daddr . meta l4proto . th dport vmap @firewall-ips']);
   chain('service-endpoints-check', ['ip daddr . meta l4proto . th dport vmap @no-endpoint-services']);
   chain('nodeport-endpoints-check', [`${nodePortMatch} meta l4proto . th dport vmap @no-endpoint-nodeports`]);
   chain('cluster-ips-check', [
@@ -149,6 +153,13 @@ export function nftTable(rs: RuleSet, tableName: string): NftTable {
           `${sp.protocol} . ${sp.nodePort} : ${verdict}`,
         );
       if (external.length) chain(externalChain, externalRules(sp, clusterChain, localChain, clusterCIDRs));
+      // loadBalancerSourceRanges guard the LB IPs only (not NodePorts, not externalIPs).
+      if (sp.sourceRanges.length) {
+        const firewallChain = `firewall-${base}`;
+        for (const ip of sp.loadBalancerIPs)
+          firewallIps.push(`${ip} . ${sp.protocol} . ${sp.port} : goto ${firewallChain}`);
+        chain(firewallChain, [`ip saddr != ${list(sp.sourceRanges)} drop`]);
+      }
     }
     const masq = rs.masqueradeAll
       ? `ip daddr ${sp.clusterIP} ${sp.protocol} dport ${sp.port} jump mark-for-masquerade`
@@ -193,6 +204,7 @@ export function nftTable(rs: RuleSet, tableName: string): NftTable {
     { name: 'service-ips', kind: 'map', decl: `type ${SERVICE_KEY}`, elements: serviceIps },
     { name: 'service-nodeports', kind: 'map', decl: `type ${NODEPORT_KEY}`, elements: serviceNodeports },
     { name: 'no-endpoint-services', kind: 'map', decl: `type ${SERVICE_KEY}`, elements: noEndpointServices },
+    { name: 'firewall-ips', kind: 'map', decl: `type ${SERVICE_KEY}`, elements: firewallIps },
     {
       name: 'no-endpoint-nodeports',
       kind: 'map',
@@ -284,6 +296,65 @@ export function nftUpdateScript(prev: NftTable, next: NftTable): string {
   for (const s of prev.sets) if (!keptSets.has(s.name)) out.push(`delete ${s.kind} ${at} ${s.name}`);
   addLines(next, out);
   return out.join('\n') + '\n';
+}
+
+/**
+ * A partial sync (kube-proxy's nftables mode between full syncs): one transaction that touches
+ * only what differs between `prev` (as installed) and `next` — new chains and sets declared,
+ * changed chains flushed and refilled, map and set elements deleted/added one by one, chains no
+ * longer used flushed (their deletion waits: `deleteChains`, flushed by an earlier sync), stale
+ * sets deleted. Undefined when the difference needs a full sync (a set's type or a base chain's
+ * hook changed).
+ */
+export function nftPartialScript(
+  prev: NftTable,
+  next: NftTable,
+  deleteChains: string[] = [],
+): string | undefined {
+  const at = `${next.family} ${next.name}`;
+  const prevChains = new Map(prev.chains.map((c) => [c.name, c]));
+  const prevSets = new Map(prev.sets.map((s) => [s.name, s]));
+  const nextChains = new Set(next.chains.map((c) => c.name));
+  const nextSets = new Set(next.sets.map((s) => s.name));
+  for (const c of next.chains) {
+    const p = prevChains.get(c.name);
+    if (p && (p.hook ?? '') !== (c.hook ?? '')) return undefined;
+  }
+  for (const s of next.sets) {
+    const p = prevSets.get(s.name);
+    if (p && (p.kind !== s.kind || p.decl !== s.decl || !!p.dynamic !== !!s.dynamic)) return undefined;
+  }
+  const out: string[] = [];
+  for (const c of next.chains)
+    if (!prevChains.has(c.name)) out.push(`add chain ${at} ${c.name}${chainDecl(c)}`);
+  for (const s of next.sets)
+    if (!prevSets.has(s.name)) out.push(`add ${s.kind} ${at} ${s.name}${setDecl(s)}`);
+  for (const c of next.chains) {
+    const p = prevChains.get(c.name);
+    if (p && sameList(p.rules, c.rules)) continue;
+    if (p) out.push(`flush chain ${at} ${c.name}`);
+    for (const r of c.rules) out.push(`add rule ${at} ${c.name} ${r}`);
+  }
+  for (const s of next.sets) {
+    if (s.dynamic) continue;
+    const before = new Set(prevSets.get(s.name)?.elements ?? []);
+    const now = new Set(s.elements);
+    // A map element whose verdict changed is deleted by its key, then added with the new one.
+    const gone = [...before].filter((e) => !now.has(e)).map((e) => (s.kind === 'map' ? mapKey(e) : e));
+    const added = s.elements.filter((e) => !before.has(e));
+    if (gone.length) out.push(`delete element ${at} ${s.name} ${list(gone)}`);
+    if (added.length) out.push(`add element ${at} ${s.name} ${list(added)}`);
+  }
+  for (const c of prev.chains) if (!nextChains.has(c.name)) out.push(`flush chain ${at} ${c.name}`);
+  for (const s of prev.sets) if (!nextSets.has(s.name)) out.push(`delete ${s.kind} ${at} ${s.name}`);
+  for (const name of deleteChains) if (!nextChains.has(name)) out.push(`delete chain ${at} ${name}`);
+  return out.length ? out.join('\n') + '\n' : '';
+}
+
+const mapKey = (element: string) => element.slice(0, element.indexOf(' : '));
+
+function sameList(a: string[], b: string[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
 /** One transaction that removes the table, whether or not it exists. */

@@ -2,7 +2,9 @@
 // label selector), and one sync of the whole rule set at a time — bounded as
 // kube-proxy's runner: a change after a quiet spell is applied at once, changes
 // within --min-sync-period of the last sync are coalesced into the next one,
-// and every --sync-period everything is applied again. Nothing is applied
+// and every --sync-period everything is applied again. A sync is partial (only
+// what changed is rewritten) except the first one, the first after a failure and
+// one every FULL_SYNC_PERIOD_MS (kube-proxy's FullSyncPeriod). Nothing is applied
 // before both caches have synced. A failed sync is retried after the min period.
 import type { Client, KubeObject } from '../shared/client';
 import { SharedInformerFactory, type SharedIndexInformer } from '../shared/informers';
@@ -12,7 +14,11 @@ import { deleteFlows, staleUdpFlows } from './conntrack';
 import type { Runner } from './exec';
 import { buildRuleSet, hasAnyEndpoints, type ModelOptions, type RuleSet } from './model';
 import type { ProxyMetrics } from './metrics';
+import type { ServiceHealthServers } from './service-health';
 import { PROXY_LABEL_SELECTOR, type EndpointSlice, type Service } from './types';
+
+/** kube-proxy's proxyutil.FullSyncPeriod: a full sync at least this often. */
+export const FULL_SYNC_PERIOD_MS = 60 * 60 * 1000;
 
 export interface ProxierOptions {
   client: Client;
@@ -20,6 +26,8 @@ export interface ProxierOptions {
   model: ModelOptions;
   /** Where conntrack runs (the backend's namespace); absent: no UDP flow cleanup. */
   conntrack?: Runner;
+  /** The healthCheckNodePort servers, kept in step with each applied rule set. */
+  serviceHealth?: ServiceHealthServers;
   minSyncPeriodMs: number;
   syncPeriodMs: number;
   metrics: ProxyMetrics;
@@ -46,6 +54,9 @@ export class Proxier {
   private pending = false;
   private lastSyncStart = -Infinity;
   private installed?: RuleSet;
+  /** The next sync rewrites everything (first sync, after a failure, once per FULL_SYNC_PERIOD_MS). */
+  private needFullSync = true;
+  private lastFullSync = -Infinity;
   /** When the oldest change not yet applied arrived (kube-proxy's healthz "queued" time). */
   queuedAt?: number;
   /** When rules were last applied. */
@@ -93,6 +104,7 @@ export class Proxier {
     clearTimeout(this.timer);
     clearInterval(this.periodic);
     await this.running;
+    await this.o.serviceHealth?.stop();
     await this.factory.shutdown();
   }
 
@@ -139,9 +151,11 @@ export class Proxier {
       this.slices.lister().list() as unknown as EndpointSlice[],
       this.o.model,
     );
+    const full = this.needFullSync || start - this.lastFullSync >= FULL_SYNC_PERIOD_MS;
     try {
-      await this.o.backend.apply(rs);
+      await this.o.backend.apply(rs, { full });
     } catch (err) {
+      this.needFullSync = true;
       this.o.metrics.failures(this.o.backend.mode).inc();
       this.o.log.error('failed to program the proxy rules, retrying', { mode: this.mode, err: String(err) });
       this.queuedAt = queuedAt ?? start;
@@ -150,12 +164,17 @@ export class Proxier {
     }
     if (this.o.conntrack) await deleteFlows(this.o.conntrack, staleUdpFlows(this.installed, rs), this.o.log);
     this.installed = rs;
+    await this.o.serviceHealth?.sync(rs);
+    if (full) {
+      this.needFullSync = false;
+      this.lastFullSync = start;
+    }
     const end = this.now();
     this.lastUpdated = end;
     this.syncs++;
     const seconds = (end - start) / 1000;
     this.o.metrics.syncDuration.observe(undefined, seconds);
-    this.o.metrics.syncFullDuration.observe(undefined, seconds);
+    (full ? this.o.metrics.syncFullDuration : this.o.metrics.syncPartialDuration).observe(undefined, seconds);
     this.o.metrics.lastSynced.set(undefined, end / 1000);
     const noLocal = (local: (sp: RuleSet['servicePorts'][number]) => boolean) =>
       rs.servicePorts.filter((sp) => local(sp) && hasAnyEndpoints(sp) && sp.localEndpoints.length === 0)
@@ -171,6 +190,7 @@ export class Proxier {
     this.o.log.v(4)?.info('synced proxy rules', {
       mode: this.mode,
       servicePorts: rs.servicePorts.length,
+      full,
       ms: end - start,
     });
   }

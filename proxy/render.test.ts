@@ -1,7 +1,7 @@
 import { buildRuleSet } from './model';
 import { fixtureOptions, fixtureServices, fixtureSlices } from './fixtures';
 import { assertGolden } from './golden';
-import { nftReplaceScript, nftTable, nftUpdateScript } from './nftables';
+import { nftPartialScript, nftReplaceScript, nftTable, nftUpdateScript } from './nftables';
 import { iptablesRestoreText } from './iptables';
 
 const TABLE = 'tkube-proxy';
@@ -25,6 +25,13 @@ describe('proxy renderers (golden)', () => {
 
   it('nftables: an in-place rewrite deletes stale chains and sets', () => {
     assertGolden('fixtures-update.nft', nftUpdateScript(nftTable(all(), TABLE), nftTable(after(), TABLE)));
+  });
+
+  it('nftables: a partial sync rewrites only the changed chains and elements, flushes stale chains', () => {
+    const prev = nftTable(all(), TABLE);
+    const next = nftTable(after(), TABLE);
+    const flushedEarlier = 'endpoint-OLDOLDOL-default/gone/tcp/http__10.244.9.9/80';
+    assertGolden('fixtures-partial.nft', nftPartialScript(prev, next, [flushedEarlier])!);
   });
 
   it('nftables: --masquerade-all and listed NodePort addresses', () => {

@@ -19,6 +19,8 @@ export interface Service {
     sessionAffinityConfig?: { clientIP?: { timeoutSeconds?: number } };
     internalTrafficPolicy?: string;
     externalTrafficPolicy?: string;
+    loadBalancerSourceRanges?: string[];
+    healthCheckNodePort?: number;
   };
   status?: { loadBalancer?: { ingress?: { ip?: string; ipMode?: string }[] } };
 }

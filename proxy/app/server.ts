@@ -9,7 +9,8 @@ import { NftablesBackend, IptablesBackend, chooseBackend, cleanupAll } from '../
 import { commandRunner, type Runner } from '../exec';
 import { proxyMetrics } from '../metrics';
 import { Proxier } from '../proxier';
-import { serveHealth, serveMetrics, type ProxyServer } from './health';
+import { healthState, serveHealth, serveMetrics, type ProxyServer } from './health';
+import { ServiceHealthServers } from '../service-health';
 
 const log = logger('proxy');
 
@@ -100,10 +101,15 @@ export async function startProxy(cfg: ProxyConfig, run: Runner = commandRunner()
   const registry = new MetricsRegistry({ currentVersion: PROXY_VERSION });
   const metrics = proxyMetrics(registry);
   const client = Client.create(cfg.client, { qps: cfg.qps, burst: cfg.burst, userAgent: 'tkube-proxy' });
-  const proxier = new Proxier({
+  const serviceHealth = new ServiceHealthServers(
+    () => healthState(proxier, 2 * cfg.syncPeriodMs, Date.now(), false).healthy,
+    log,
+  );
+  const proxier: Proxier = new Proxier({
     client,
     backend,
     conntrack: run,
+    serviceHealth,
     model: {
       nodeName: cfg.nodeName,
       nodeIPs: cfg.nodeIPs,

@@ -93,18 +93,51 @@ export async function proxyPorts(): Promise<{ healthzPort: number; metricsPort: 
  * `proxy --cleanup` of these rules, run to completion: after the proxy stopped (kube-proxy
  * leaves its rules when it exits) and before a start (a crashed run's rules).
  */
-export function cleanupProxyRules(rules: ProxyRuleNames): void {
-  execFileSync(
-    process.execPath,
-    executableArgs('proxy', [
-      '--cleanup',
-      '--nftables-table',
-      rules.table,
-      '--iptables-chain-prefix',
-      rules.chainPrefix,
-    ]),
-    { stdio: 'pipe', timeout: 30_000 },
-  );
+export function cleanupProxyRules(rules: ProxyRuleNames, netns?: string): void {
+  const args = executableArgs('proxy', [
+    '--cleanup',
+    '--nftables-table',
+    rules.table,
+    '--iptables-chain-prefix',
+    rules.chainPrefix,
+  ]);
+  execFileSync(...inKernel(netns, process.execPath, args), { stdio: 'pipe', timeout: 30_000 });
+}
+
+/** A command run in the host's network namespace, or in `netns` (tests). */
+function inKernel(netns: string | undefined, cmd: string, args: string[]): [string, string[]] {
+  return netns ? ['ip', ['netns', 'exec', netns, cmd, ...args]] : [cmd, args];
+}
+
+/** A tool's output, or '' when it is missing or fails. */
+function outputOf(netns: string | undefined, cmd: string, args: string[]): string {
+  if (!findOnPath(cmd)) return '';
+  try {
+    return execFileSync(...inKernel(netns, cmd, args), { stdio: 'pipe', timeout: 30_000 }).toString();
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * The nodes (0-based) whose rules of this cluster are in the kernel, from `nft list tables` and
+ * `iptables-save` output: a table <table>-<n>, a chain <node n's prefix>-…. A crashed run may
+ * have had more nodes than this one.
+ */
+export function nodesWithRules(names: ProxyRuleNames, nftTables: string, iptablesSave: string): number[] {
+  const nodes = new Set<number>();
+  const escaped = names.table.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const table = new RegExp(`^table ip ${escaped}-(\\d+)$`);
+  for (const line of nftTables.split('\n')) {
+    const m = table.exec(line.trim());
+    if (m && Number(m[1]) > 0) nodes.add(Number(m[1]) - 1);
+  }
+  for (const line of iptablesSave.split('\n')) {
+    const m = /^:([^\s-]*N(\d+))-/.exec(line);
+    const i = m ? Number(m[2]) - 1 : -1;
+    if (m && i >= 0 && nodeProxyRules(names, i).chainPrefix === m[1]) nodes.add(i);
+  }
+  return [...nodes].sort((a, b) => a - b);
 }
 
 /** The mode a running proxy chose (its /proxyMode), once it has programmed the kernel once. */
@@ -132,6 +165,8 @@ export interface ServiceProxiesOptions {
   serviceCIDR: string;
   /** The cluster's names; node i's are derived (nodeProxyRules). */
   rules?: ProxyRuleNames;
+  /** Tests: the network namespace whose kernel the rules are in (default the host's). */
+  netns?: string;
   extra?: (i: number) => string[];
   /** Starts a component under the cluster's supervision (LocalCluster's start). */
   start(executable: string, args: string[], logName: string): Proc;
@@ -149,10 +184,13 @@ export class ClusterServiceProxies {
 
   constructor(private readonly o: ServiceProxiesOptions) {}
 
+  private get names(): ProxyRuleNames {
+    return this.o.rules ?? { table: DEFAULT_PROXY_TABLE, chainPrefix: DEFAULT_PROXY_CHAIN_PREFIX };
+  }
+
   /** Every node's table and chain prefix. */
   get rules(): ProxyRuleNames[] {
-    const names = this.o.rules ?? { table: DEFAULT_PROXY_TABLE, chainPrefix: DEFAULT_PROXY_CHAIN_PREFIX };
-    return Array.from({ length: this.o.nodes }, (_, i) => nodeProxyRules(names, i));
+    return Array.from({ length: this.o.nodes }, (_, i) => nodeProxyRules(this.names, i));
   }
 
   /** The bridge the Service CIDR is routed through while they run. */
@@ -208,12 +246,23 @@ export class ClusterServiceProxies {
     if (bridge) routeUnreachableAgain(unreachable, bridge);
   }
 
-  /** Every node's rules, once no proxy runs (kube-proxy leaves them when it exits; a crash too). */
+  /**
+   * Every node's rules, once no proxy runs (kube-proxy leaves them when it exits; a crash too),
+   * and those of any other node of this cluster's names still in the kernel (a crashed run with
+   * more nodes).
+   */
   removeRules(): void {
     if (serviceProxyUnavailable()) return;
-    for (const rules of this.rules)
+    const netns = this.o.netns;
+    const found = nodesWithRules(
+      this.names,
+      outputOf(netns, 'nft', ['list', 'tables']),
+      outputOf(netns, 'iptables-save', ['-t', 'nat']) + outputOf(netns, 'iptables-save', ['-t', 'filter']),
+    );
+    const nodes = new Set([...this.rules.keys(), ...found]);
+    for (const i of nodes)
       try {
-        cleanupProxyRules(rules);
+        cleanupProxyRules(nodeProxyRules(this.names, i), netns);
       } catch {
         // A stop goes on; the next start removes them again (its first step).
       }
