@@ -8,11 +8,18 @@
 // offline busybox under other names) brings them to every node, where a
 // DaemonSet with imagePullPolicy Never runs, and into the registry, from which
 // a pull policy of Always pulls; `tkube image ls` and the Nodes' status.images
-// show them on each node.
+// show them on each node. An image pushed with skopeo to the registry on
+// 127.0.0.1 (kind's "local registry" recipe) pulls under that name and under a
+// mirrored docker.io name. A node's containerd SIGKILLed is restarted by the
+// launcher on the same socket: the containers that ran keep running (same IDs,
+// same processes, no restart counted), the node agent reconnects and a new pod
+// starts. (wget from one pod to another's httpd by pod IP is
+// service-proxy-containerd.test.ts' "reaches a pod on the other node".)
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { CriClient } from '../shared/cri/client';
 import { runtimeTestsUnavailable, testImagesDir, testPodCIDR } from '../nodeagent/cri/testing';
 import { bridgeExists } from '../shared/cluster/containerd';
 import { clusterPaths } from '../shared/cluster/data-dir';
@@ -20,7 +27,7 @@ import { registryMissing, SKOPEO_BIN } from '../shared/cluster/registry';
 import { waitUntil } from '../shared/cluster/process';
 import { runTkube, startCluster } from './support/cluster';
 import { kubectl, kubectlAvailable } from './support/kubectl';
-import { tempDir } from './support/processes';
+import { freePort, tempDir } from './support/processes';
 
 /** The offline busybox written by skopeo under another name, as a docker-archive or an OCI layout. */
 function busyboxAs(to: string): void {
@@ -42,6 +49,7 @@ describe("images on containerd: the cluster's registry as every node's mirror", 
   let cluster: Awaited<ReturnType<typeof startCluster>>;
   const podCIDRs = [testPodCIDR(), testPodCIDR()];
   let dataDir: string;
+  let registryPort: number;
 
   const ok = async (args: string[], input?: string) => {
     const r = await kubectl(cluster.kubeconfig, args, { input });
@@ -49,6 +57,30 @@ describe("images on containerd: the cluster's registry as every node's mirror", 
     return r.stdout;
   };
   const pod = async (name: string) => JSON.parse(await ok(['get', 'pod', name, '-o', 'json']));
+  const running = (name: string) =>
+    waitUntil(
+      async () => {
+        const p = await pod(name);
+        return p.status?.phase === 'Running' ? p : undefined;
+      },
+      60_000,
+      `pod ${name} Running`,
+    );
+  /** A busybox pod that sleeps, on node i. */
+  const sleeper = (name: string, i: number, image = 'busybox', imagePullPolicy = 'IfNotPresent') =>
+    ok(
+      ['apply', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name },
+        spec: {
+          nodeName: cluster.nodeName(i),
+          terminationGracePeriodSeconds: 0,
+          containers: [{ name: 'c', image, imagePullPolicy, command: ['sleep', '3600'] }],
+        },
+      }),
+    );
 
   before(async function () {
     const why =
@@ -64,8 +96,10 @@ describe("images on containerd: the cluster's registry as every node's mirror", 
     // The auto-import folder, filled before the start.
     mkdirSync(clusterPaths(dataDir).images, { recursive: true });
     busyboxAs(`docker-archive:${join(clusterPaths(dataDir).images, 'auto.tar')}:tkube-e2e/auto:v1`);
+    registryPort = await freePort();
     cluster = await startCluster({
       dataDir,
+      registryPort,
       nodes: 2,
       runtime: 'containerd',
       podCIDR: (i) => podCIDRs[i],
@@ -239,5 +273,95 @@ describe("images on containerd: the cluster's registry as every node's mirror", 
       60_000,
       "the images in both Nodes' status",
     );
+  });
+
+  it('pulls an image pushed with skopeo to the registry on 127.0.0.1, under its name and a mirrored docker.io name', async () => {
+    const work = tempDir('image-push');
+    try {
+      // kind's "local registry" recipe: an archive of a user's image, pushed over plain HTTP.
+      const archive = join(work, 'app.tar');
+      busyboxAs(`oci-archive:${archive}:me/app:dev`);
+      execFileSync(
+        SKOPEO_BIN,
+        [
+          'copy',
+          '--quiet',
+          '--insecure-policy',
+          '--dest-tls-verify=false',
+          `oci-archive:${archive}`,
+          `docker://127.0.0.1:${registryPort}/me/app:dev`,
+        ],
+        { stdio: 'pipe' },
+      );
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+    const pushed = `127.0.0.1:${registryPort}/me/app:dev`;
+    for (const [name, image] of [
+      ['pushed', pushed],
+      ['pushed-mirrored', 'docker.io/me/app:dev'],
+    ]) {
+      await sleeper(name, 1, image, 'Always');
+      const p = await running(name);
+      assert.equal(p.status.containerStatuses[0].image, image);
+      const events = JSON.parse(
+        await ok(['get', 'events', '--field-selector', `involvedObject.name=${name}`, '-o', 'json']),
+      ).items;
+      assert.ok(
+        events.some((e: any) => e.message.startsWith(`Successfully pulled image "${image}"`)),
+        `${image} pulled, not taken as present`,
+      );
+    }
+  });
+
+  it("restarts a node's SIGKILLed containerd on its socket, keeps its containers running, and starts new pods", async () => {
+    const ctd = cluster.containerds[0];
+    await sleeper('survivor', 0);
+    const before = (await running('survivor')).status.containerStatuses[0];
+    const id = before.containerID.replace(/^containerd:\/\//, '');
+    /** The container's process as the runtime reports it (ContainerStatus verbose info). */
+    const containerPid = async (cri: CriClient) => {
+      const s = await cri.call('ContainerStatus', { containerId: id, verbose: true });
+      assert.equal(s.status.state, 'CONTAINER_RUNNING');
+      return Number(JSON.parse(s.info.info).pid);
+    };
+    let cri = new CriClient({ runtimeEndpoint: ctd.endpoint, requestTimeoutMs: 10_000 });
+    let pid: number;
+    try {
+      pid = await containerPid(cri);
+    } finally {
+      cri.close();
+    }
+    assert.ok(pid > 0);
+
+    const oldPid = ctd.pid;
+    process.kill(oldPid, 'SIGKILL');
+    // The launcher starts it again (a new PID) on the same socket.
+    cri = new CriClient({ runtimeEndpoint: ctd.endpoint, requestTimeoutMs: 5_000 });
+    try {
+      await waitUntil(
+        async () =>
+          ctd.pid !== oldPid &&
+          (await cri.call('Version').then(
+            () => true,
+            () => false,
+          )),
+        60_000,
+        'containerd restarted and answering on its socket',
+      );
+      // The shim kept the container: the same ID, running, with the same process.
+      assert.equal(await containerPid(cri), pid);
+      assert.match(readFileSync(`/proc/${pid}/cmdline`, 'utf8'), /^sleep\0/);
+    } finally {
+      cri.close();
+    }
+
+    // The node agent talks to the new containerd: a new pod on that node runs.
+    await sleeper('after-restart', 0);
+    await running('after-restart');
+    const after = (await pod('survivor')).status.containerStatuses[0];
+    assert.equal(after.containerID, before.containerID);
+    assert.equal(after.restartCount, before.restartCount);
+    assert.equal(after.state.running?.startedAt, before.state.running.startedAt);
   });
 });
