@@ -1,6 +1,7 @@
 // Objects the launcher creates as the cluster admin before a component starts (its RBAC, its
 // Service): created when missing, an existing one left as the admin may have changed it.
-import type { Client } from '../client/client';
+import { Client } from '../client/client';
+import { loadKubeconfig } from '../client/kubeconfig';
 import { isAlreadyExists } from '../client/errors';
 
 export interface BootstrapObject {
@@ -19,5 +20,15 @@ export async function createMissing(client: Client, objects: BootstrapObject[]):
     } catch (err) {
       if (!isAlreadyExists(err)) throw err;
     }
+  }
+}
+
+/** A bootstrap step (kubeadm's addons) done with the admin's credentials of a kubeconfig. */
+export async function withAdmin(kubeconfig: string, step: (admin: Client) => Promise<void>): Promise<void> {
+  const admin = Client.create(loadKubeconfig(kubeconfig), { http2: false });
+  try {
+    await step(admin);
+  } finally {
+    await admin.close();
   }
 }

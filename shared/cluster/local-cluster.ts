@@ -9,15 +9,11 @@
 // cluster-state.ts.
 import { mkdirSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { Client } from '../client/client';
-import { loadKubeconfig } from '../client/kubeconfig';
+import { withAdmin } from './bootstrap-objects';
 import { startNodeContainerds } from './cluster-containerds';
-import {
-  writeClusterCredentials,
-  writeMetricsServerCredentials,
-  writeProxyCredentials,
-} from './cluster-credentials';
+import { writeClusterCredentials, writeProxyCredentials } from './cluster-credentials';
 import { clusterDNSAgentFlags, startClusterDNS } from './cluster-dns';
+import { startMetricsServer } from './cluster-metrics-server';
 import { ClusterLayout } from './cluster-layout';
 import { removeClusterLeftovers } from './cluster-leftovers';
 import { ClusterServiceProxies, type ServiceProxyStatus } from './cluster-proxy';
@@ -27,7 +23,6 @@ import { writeClusterState } from './cluster-state';
 import {
   apiserverFlags,
   controllerManagerFlags,
-  metricsServerFlags,
   nodeAgentFlags,
   simulatedNodesFlags,
   simulatorRateFlags,
@@ -37,16 +32,9 @@ import { clusterPaths, type ClusterPaths } from './data-dir';
 import { frontProxyFlags } from './front-proxy';
 import { restoreHostSettings } from './host-forwarding';
 import { ensureLocalPathStorage } from './local-path-storage';
-import { ensureMetricsServerRBAC } from './metrics-server-rbac';
 import { nodeAddress, podCIDRGateway, SIMULATED_NODES } from './node-addresses';
-import {
-  getWithKubeconfig,
-  startExecutable,
-  unverifiedStatus,
-  waitForHTTP,
-  waitUntil,
-  type Proc,
-} from './process';
+import { nodeIsReady, readyNodeCount } from './node-readiness';
+import { startExecutable, unverifiedStatus, waitForHTTP, waitUntil, type Proc } from './process';
 import { claimClusterName, releaseClusterName } from './running-clusters';
 import { installUnreachableRoutes, removeUnreachableRoutes, type RouteResult } from './service-route';
 import { SupervisedProc, type SupervisorOptions } from './supervisor';
@@ -232,7 +220,7 @@ export class LocalCluster {
     progress('credentials', 'done');
 
     if (controllerManager) {
-      await this.asAdmin(ensureLocalPathStorage);
+      await withAdmin(this.kubeconfig, ensureLocalPathStorage);
       progress('controller-manager', 'start');
       const port = this.layout.controllerManagerPort;
       const cm = this.start(
@@ -261,7 +249,14 @@ export class LocalCluster {
       else await this.startNodeAgents(nodes, timeout, runtimeArgs);
       progress('nodes', 'done', `${nodes}${simulated ? ' simulated' : ''}`);
       if (this.proxies) await this.startServiceProxies(timeout);
-      if (o.metricsServer !== false) await this.startMetricsServer(timeout);
+      if (o.metricsServer !== false)
+        await startMetricsServer({
+          paths: this.paths,
+          server: this.server,
+          start: (args) => this.start('metrics-server', args, 'metrics-server'),
+          timeoutMs: timeout,
+          extra: o.metricsServerArgs,
+        });
     }
     this.saveState();
     this.isUp = true;
@@ -328,39 +323,6 @@ export class LocalCluster {
     progress('service-proxy', 'done', 'mode' in status ? status.mode : `none: ${status.why}`);
   }
 
-  /** metrics-server with the RBAC it needs, registered through the aggregation layer as v1beta1.metrics.k8s.io. */
-  private async startMetricsServer(timeout: number): Promise<void> {
-    await writeMetricsServerCredentials(this.paths, this.server);
-    await this.asAdmin(ensureMetricsServerRBAC);
-    const ms = this.start(
-      'metrics-server',
-      metricsServerFlags(this.paths, this.o.metricsServerArgs),
-      'metrics-server',
-    );
-    await waitUntil(
-      async () =>
-        (
-          await getWithKubeconfig(
-            this.kubeconfig,
-            '/apis/apiregistration.k8s.io/v1/apiservices/v1beta1.metrics.k8s.io',
-          )
-        ).status === 200,
-      timeout,
-      'metrics-server registered',
-      ms.exited,
-    );
-  }
-
-  /** A bootstrap step (kubeadm's addons) done with the admin's credentials. */
-  private async asAdmin(step: (admin: Client) => Promise<void>): Promise<void> {
-    const admin = Client.create(loadKubeconfig(this.kubeconfig), { http2: false });
-    try {
-      await step(admin);
-    } finally {
-      await admin.close();
-    }
-  }
-
   /** One node agent per node, each with its own credentials, ports and pod CIDR; waits for Ready nodes. */
   private async startNodeAgents(nodes: number, timeout: number, runtimeArgs?: string[][]): Promise<void> {
     const started: Proc[] = [];
@@ -406,19 +368,12 @@ export class LocalCluster {
   }
 
   /** How many Nodes say Ready. */
-  async readyNodes(): Promise<number> {
-    const r = await getWithKubeconfig(this.kubeconfig, '/api/v1/nodes', 10_000);
-    if (r.status !== 200) return 0;
-    return (JSON.parse(r.body).items ?? []).filter((n: any) =>
-      (n.status?.conditions ?? []).some((c: any) => c.type === 'Ready' && c.status === 'True'),
-    ).length;
+  readyNodes(): Promise<number> {
+    return readyNodeCount(this.kubeconfig);
   }
 
-  async nodeReady(name: string): Promise<boolean> {
-    const r = await getWithKubeconfig(this.kubeconfig, `/api/v1/nodes/${name}`);
-    if (r.status !== 200) return false;
-    const node = JSON.parse(r.body);
-    return (node.status?.conditions ?? []).some((c: any) => c.type === 'Ready' && c.status === 'True');
+  nodeReady(name: string): Promise<boolean> {
+    return nodeIsReady(this.kubeconfig, name);
   }
 
   private saveState(): void {
