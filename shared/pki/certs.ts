@@ -187,6 +187,17 @@ export function certCovers(certPem: string, dnsNames: string[], ips: string[]): 
   }
 }
 
+/** Whether caPem issued certPem (its issuer and signature). */
+export function signedBy(certPem: string, caPem: string): boolean {
+  try {
+    const c = new X509Certificate(certPem);
+    const ca = new X509Certificate(caPem);
+    return c.checkIssued(ca) && c.verify(ca.publicKey);
+  } catch {
+    return false;
+  }
+}
+
 /** Subject CN and O values of a certificate (client identities). */
 export function subjectOf(cert: { subject: string | Record<string, string | string[]> }): SubjectInfo {
   const s = cert.subject;
