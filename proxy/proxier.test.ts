@@ -122,7 +122,11 @@ for (const [mode, tool, backendIn] of modes) {
         'no endpoints: refused at once',
       );
       assert.equal(await tcpProbe(node, vip, 81), 'refused', 'a port the Service does not have');
-      const unallocated = SERVICE_CIDR.replace(/0\/24$/, '250');
+      // An address of the range that no Service of this test holds.
+      const held = new Set([web.spec.clusterIP, empty.spec.clusterIP]);
+      const unallocated = [250, 249, 248]
+        .map((n) => SERVICE_CIDR.replace(/0\/24$/, String(n)))
+        .find((ip) => !held.has(ip))!;
       assert.equal(await tcpProbe(node, unallocated, 80), 'refused', 'an unallocated ClusterIP');
 
       // Scale down: the endpoint goes from the slice, the proxy follows.
