@@ -21,7 +21,7 @@ import { indexedIP, podCIDRGateway } from '../shared/cluster/node-addresses';
 import { findOnPath, waitUntil } from '../shared/cluster/process';
 import { testServiceCIDR } from '../shared/cluster/service-route.test-support';
 import { startCluster } from './support/cluster';
-import { kubectl, kubectlAvailable } from './support/kubectl';
+import { kubectl, kubectlAvailable, kubectlOn } from './support/kubectl';
 
 describe('cluster DNS on containerd: kube-dns, pod resolv.conf and hosts, answers to busybox', function () {
   this.timeout(240_000);
@@ -33,12 +33,7 @@ describe('cluster DNS on containerd: kube-dns, pod resolv.conf and hosts, answer
   const kubernetesIP = indexedIP(serviceCIDR, 1);
   const noProxy = serviceProxyUnavailable() ?? (findOnPath('nft') ? undefined : 'nft is not installed');
 
-  const ok = async (args: string[], input?: string) => {
-    const r = await kubectl(cluster.kubeconfig, args, { input });
-    assert.equal(r.code, 0, `kubectl ${args.join(' ')}: ${r.stderr}`);
-    return r.stdout;
-  };
-  const json = async (...args: string[]) => JSON.parse(await ok([...args, '-o', 'json']));
+  const { ok, json } = kubectlOn(() => cluster.kubeconfig);
   const exec = (pod: string, ...cmd: string[]) => ok(['exec', pod, '--', ...cmd]);
   const sleeper = (name: string, spec: any = {}, labels: any = {}) => ({
     apiVersion: 'v1',

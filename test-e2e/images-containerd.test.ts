@@ -26,7 +26,7 @@ import { clusterPaths } from '../shared/cluster/data-dir';
 import { registryMissing, SKOPEO_BIN } from '../shared/cluster/registry';
 import { waitUntil } from '../shared/cluster/process';
 import { runTkube, startCluster } from './support/cluster';
-import { kubectl, kubectlAvailable } from './support/kubectl';
+import { kubectlAvailable, kubectlOn } from './support/kubectl';
 import { freePort, tempDir } from './support/processes';
 
 /** The offline busybox written by skopeo under another name, as a docker-archive or an OCI layout. */
@@ -51,11 +51,7 @@ describe("images on containerd: the cluster's registry as every node's mirror", 
   let dataDir: string;
   let registryPort: number;
 
-  const ok = async (args: string[], input?: string) => {
-    const r = await kubectl(cluster.kubeconfig, args, { input });
-    assert.equal(r.code, 0, `kubectl ${args.join(' ')}: ${r.stderr}`);
-    return r.stdout;
-  };
+  const { ok } = kubectlOn(() => cluster.kubeconfig);
   const pod = async (name: string) => JSON.parse(await ok(['get', 'pod', name, '-o', 'json']));
   const running = (name: string) =>
     waitUntil(

@@ -14,7 +14,7 @@ import { loadKubeconfig } from '../shared/client/kubeconfig';
 import { runtimeTestsUnavailable, testImagesDir, testPodCIDR } from '../nodeagent/cri/testing';
 import { freePort, waitUntil } from '../shared/cluster/process';
 import { startCluster } from './support/cluster';
-import { kubectl, kubectlAvailable } from './support/kubectl';
+import { kubectlAvailable, kubectlOn } from './support/kubectl';
 
 describe('pods on containerd: a local cluster running real containers', function () {
   this.timeout(180_000);
@@ -22,14 +22,7 @@ describe('pods on containerd: a local cluster running real containers', function
   let cri: CriClient;
   const podCIDR = testPodCIDR();
 
-  const ok = async (args: string[], input?: string) => {
-    const r = await kubectl(cluster.kubeconfig, args, { input });
-    assert.equal(r.code, 0, `kubectl ${args.join(' ')}: ${r.stderr}`);
-    return r.stdout;
-  };
-  const json = async (...args: string[]) => JSON.parse(await ok([...args, '-o', 'json']));
-  const apply = (...objs: any[]) =>
-    ok(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objs }));
+  const { ok, json, apply } = kubectlOn(() => cluster.kubeconfig);
   const getPod = (name: string) => json('get', 'pod', name);
   const bb = (name: string, script: string, extra: any = {}) => ({
     name,

@@ -20,7 +20,7 @@ import { findOnPath, waitUntil } from '../shared/cluster/process';
 import { hasUnreachableRoute, removeUnreachableRoutes } from '../shared/cluster/service-route';
 import { testServiceCIDR } from '../shared/cluster/service-route.test-support';
 import { startCluster } from './support/cluster';
-import { kubectl, kubectlAvailable } from './support/kubectl';
+import { kubectl, kubectlAvailable, kubectlOn } from './support/kubectl';
 
 const SYSCTLS = ['/proc/sys/net/ipv4/ip_forward', '/proc/sys/net/bridge/bridge-nf-call-iptables'];
 const sysctls = () => SYSCTLS.map((p) => (existsSync(p) ? readFileSync(p, 'utf8').trim() : '-'));
@@ -40,14 +40,7 @@ describe('services on a two-node containerd cluster with its service proxies', f
   let nodeIPs: string[] = [];
   const ips: Record<string, string> = {};
 
-  const ok = async (args: string[], input?: string) => {
-    const r = await kubectl(cluster!.kubeconfig, args, { input });
-    assert.equal(r.code, 0, `kubectl ${args.join(' ')}: ${r.stderr}`);
-    return r.stdout;
-  };
-  const json = async (...args: string[]) => JSON.parse(await ok([...args, '-o', 'json']));
-  const apply = (...items: any[]) =>
-    ok(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items }));
+  const { ok, json, apply } = kubectlOn(() => cluster!.kubeconfig);
   /** A shell command in a pod; stdout. */
   const inPod = (pod: string, script: string) => ok(['exec', pod, '--', 'sh', '-c', script]);
   /** n sequential HTTP GETs from a pod, one answer (or wget's error) per line. */

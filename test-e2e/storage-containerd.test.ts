@@ -13,7 +13,7 @@ import { runtimeTestsUnavailable, testImagesDir, testPodCIDR } from '../nodeagen
 import { waitUntil } from '../shared/cluster/process';
 import { nodeName } from '../shared/cluster/node-addresses';
 import { startCluster } from './support/cluster';
-import { kubectl, kubectlAvailable } from './support/kubectl';
+import { kubectl, kubectlAvailable, kubectlOn } from './support/kubectl';
 
 describe('storage on containerd: local-path volumes, claims mounted by the node agent, StatefulSet claims', function () {
   this.timeout(240_000);
@@ -21,14 +21,7 @@ describe('storage on containerd: local-path volumes, claims mounted by the node 
   let admin: Client;
   const podCIDR = testPodCIDR();
 
-  const ok = async (args: string[], input?: string) => {
-    const r = await kubectl(cluster.kubeconfig, args, { input });
-    assert.equal(r.code, 0, `kubectl ${args.join(' ')}: ${r.stderr}`);
-    return r.stdout;
-  };
-  const json = async (...args: string[]) => JSON.parse(await ok([...args, '-o', 'json']));
-  const apply = (...objs: any[]) =>
-    ok(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objs }));
+  const { ok, json, apply } = kubectlOn(() => cluster.kubeconfig);
   const busybox = (script: string, mounts: any[]) => ({
     name: 'c',
     image: 'busybox',

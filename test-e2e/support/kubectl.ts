@@ -92,3 +92,20 @@ export function kubectlVersions(): string[] {
   }
   return found;
 }
+
+/**
+ * kubectl on a cluster a `before` hook starts (hence the kubeconfig as a function): `ok` fails
+ * the test unless kubectl exits 0 and returns its stdout, `json` parses `-o json`, `apply`
+ * applies objects as one List.
+ */
+export function kubectlOn(kubeconfig: () => string) {
+  const ok = async (args: string[], input?: string) => {
+    const r = await kubectl(kubeconfig(), args, { input });
+    assert.equal(r.code, 0, `kubectl ${args.join(' ')}: ${r.stderr}`);
+    return r.stdout;
+  };
+  const json = async (...args: string[]) => JSON.parse(await ok([...args, '-o', 'json']));
+  const apply = (...items: any[]) =>
+    ok(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items }));
+  return { ok, json, apply };
+}
