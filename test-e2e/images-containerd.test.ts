@@ -20,7 +20,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { CriClient } from '../shared/cri/client';
-import { runtimeTestsUnavailable, testImagesDir, testPodCIDR } from '../nodeagent/cri/testing';
+import { busyboxAs, runtimeTestsUnavailable, testImagesDir, testPodCIDR } from '../nodeagent/cri/testing';
 import { bridgeExists } from '../shared/cluster/containerd';
 import { clusterPaths } from '../shared/cluster/data-dir';
 import { registryMissing, SKOPEO_BIN } from '../shared/cluster/registry';
@@ -28,21 +28,6 @@ import { waitUntil } from '../shared/cluster/process';
 import { runTkube, startCluster } from './support/cluster';
 import { kubectlAvailable, kubectlOn } from './support/kubectl';
 import { freePort, tempDir } from './support/processes';
-
-/** The offline busybox written by skopeo under another name, as a docker-archive or an OCI layout. */
-function busyboxAs(to: string): void {
-  execFileSync(
-    SKOPEO_BIN,
-    [
-      'copy',
-      '--quiet',
-      '--insecure-policy',
-      `oci-archive:${join(testImagesDir(), 'busybox.oci.tar')}:latest`,
-      to,
-    ],
-    { stdio: 'pipe' },
-  );
-}
 
 describe("images on containerd: the cluster's registry as every node's mirror", function () {
   this.timeout(180_000);

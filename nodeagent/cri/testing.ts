@@ -15,6 +15,7 @@ import {
   type ClusterMirror,
   type RunningContainerd,
 } from '../../shared/cluster/containerd';
+import { SKOPEO_BIN } from '../../shared/cluster/registry';
 import type { SupervisorOptions } from '../../shared/cluster/supervisor';
 
 const SCRIPT = resolve(__dirname, '../../../scripts/build-images.sh');
@@ -124,4 +125,19 @@ export async function startTestDNS(ip: string, names: Record<string, string>): P
     sock.bind(53, ip, () => ok());
   });
   return { close: () => new Promise<void>((r) => sock.close(() => r())) };
+}
+
+/** The offline busybox written by skopeo under another name (`docker-archive:…`, `oci-archive:…`, `oci:…`). */
+export function busyboxAs(to: string): void {
+  execFileSync(
+    SKOPEO_BIN,
+    [
+      'copy',
+      '--quiet',
+      '--insecure-policy',
+      `oci-archive:${join(testImagesDir(), 'busybox.oci.tar')}:latest`,
+      to,
+    ],
+    { stdio: 'pipe' },
+  );
 }

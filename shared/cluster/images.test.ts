@@ -2,13 +2,12 @@
 // the named images of a docker-archive, an OCI archive and an OCI layout (made by
 // skopeo from the offline busybox), and clear errors for what it cannot load.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { testImagesDir, runtimeTestsUnavailable } from '../../nodeagent/cri/testing';
+import { busyboxAs, testImagesDir, runtimeTestsUnavailable } from '../../nodeagent/cri/testing';
 import { autoImportEntries, humanSize, imagesIn, moveBuiltImages, normalizeImageName } from './images';
-import { registryMissing, SKOPEO_BIN } from './registry';
+import { registryMissing } from './registry';
 
 describe('shared/cluster: images for tkube image load', () => {
   it('normalises names as the CRI does', () => {
@@ -51,18 +50,7 @@ describe('shared/cluster: images for tkube image load', () => {
   describe('archives and layouts', function () {
     this.timeout(60_000);
     let dir: string;
-    const copy = (to: string) =>
-      execFileSync(
-        SKOPEO_BIN,
-        [
-          'copy',
-          '--quiet',
-          '--insecure-policy',
-          `oci-archive:${join(testImagesDir(), 'busybox.oci.tar')}:latest`,
-          to,
-        ],
-        { stdio: 'pipe' },
-      );
+    const copy = busyboxAs;
 
     before(function () {
       const why = registryMissing() ?? runtimeTestsUnavailable();
