@@ -227,7 +227,7 @@ program
         await cluster.down();
       } catch (err) {
         console.error(`✘ Stopping failed (${(err as Error).message}): killing what is left`);
-        await cluster.kill();
+        await cluster.kill().catch((e) => console.error(`✘ Killing failed too: ${(e as Error).message}`));
       }
       // A second signal's kill() exits when it is done.
       if (!killing) process.exit(code);

@@ -166,7 +166,10 @@ describe('named clusters side by side (tkube up --name)', function () {
     ] as const) {
       assert.deepEqual(processesUnder(dir(name)), [], `${name}: no process`);
       assert.deepEqual(mountsUnder(dir(name)), [], `${name}: no mount`);
-      assert.ok(!serviceRouted(s.serviceCIDR!), `${name}: no route`);
+      assert.ok(
+        !serviceRouted(s.serviceCIDR!),
+        `${name}: no route, but ${sh('ip', ['route', 'show', 'exact', s.serviceCIDR!]).trim()}; links: ${sh('ip', ['-o', 'link']).match(/tk[0-9a-f]+/g)}; its launcher printed:\n${ups.get(name)!.output().slice(-3000)}`,
+      );
       for (const c of s.containerds ?? []) {
         assert.doesNotMatch(
           sh('ip', ['-o', 'link']),

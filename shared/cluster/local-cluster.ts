@@ -446,7 +446,10 @@ export class LocalCluster {
   }
 
   private removeServiceRoute(): void {
-    for (const cidr of this.serviceRoute?.installed ?? []) removeUnreachableRoutes(cidr);
+    const installed = this.serviceRoute?.installed ?? [];
+    // Should the first unroute have failed, a bridge that outlived its containerd keeps the route.
+    this.proxies?.unroute(installed);
+    for (const cidr of installed) removeUnreachableRoutes(cidr);
     this.serviceRoute = undefined;
   }
 
