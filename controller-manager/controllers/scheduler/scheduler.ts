@@ -82,6 +82,8 @@ export class Scheduler {
   readonly cache = new SchedulerCache();
   private readonly pods: SharedIndexInformer<Obj>;
   private readonly nodes: SharedIndexInformer<Obj>;
+  /** Their labels, for pod (anti-)affinity terms with a namespaceSelector. */
+  private readonly namespaces: SharedIndexInformer<Obj>;
   private readonly podClient: ResourceClient<Obj>;
   private readonly recorder: EventRecorderLike;
   private readonly log: Logger;
@@ -110,12 +112,17 @@ export class Scheduler {
     const classes = ctx.informers.forResource<Obj>('storageclasses.storage.k8s.io');
     this.podClient = ctx.client.resource<Obj>('pods');
     this.recorder = ctx.recorder(DEFAULT_SCHEDULER_NAME);
-    this.plugins = defaultPlugins({
-      claims,
-      volumes,
-      classes,
-      claimClient: ctx.client.resource<Obj>('persistentvolumeclaims'),
-    });
+    this.namespaces = ctx.informers.forResource<Obj>('namespaces');
+    const namespaces = this.namespaces;
+    this.plugins = defaultPlugins(
+      {
+        claims,
+        volumes,
+        classes,
+        claimClient: ctx.client.resource<Obj>('persistentvolumeclaims'),
+      },
+      (ns) => namespaces.indexer.getByKey(ns)?.metadata.labels,
+    );
     this.algorithm = new Algorithm(this.plugins);
     this.metrics = new SchedulerMetrics(DEFAULT_SCHEDULER_NAME, ctx.metrics, () => ({
       active: this.queue.len(),
@@ -197,7 +204,8 @@ export class Scheduler {
   run(): Promise<void> {
     if (this.running) return this.running;
     this.running = (async () => {
-      for (const inf of [this.pods, this.nodes]) if (!(await inf.whenSynced(this.ctx.signal))) return;
+      for (const inf of [this.pods, this.nodes, this.namespaces])
+        if (!(await inf.whenSynced(this.ctx.signal))) return;
       await runWorkers(this.queue, (key) => this.scheduleOne(key), {
         workers: Math.max(1, intOption(this.ctx, 'concurrentSchedulerSyncs', 1)),
         signal: this.ctx.signal,

@@ -4,7 +4,7 @@
 import type { Plugin } from '../framework';
 import { balancedAllocation } from './balanced-allocation';
 import { imageLocality } from './image-locality';
-import { interPodAffinity } from './inter-pod-affinity';
+import { interPodAffinity, type NamespaceLabels } from './inter-pod-affinity';
 import { nodeAffinity } from './node-affinity';
 import { nodeName } from './node-name';
 import { nodePorts } from './node-ports';
@@ -14,7 +14,7 @@ import { podTopologySpread } from './pod-topology-spread';
 import { taintToleration } from './taint-toleration';
 import { volumeBinding, type VolumeInformers } from './volume-binding';
 
-export function defaultPlugins(volumes: VolumeInformers): Plugin[] {
+export function defaultPlugins(volumes: VolumeInformers, namespaceLabels: NamespaceLabels): Plugin[] {
   return [
     nodeUnschedulable,
     nodeName,
@@ -24,7 +24,7 @@ export function defaultPlugins(volumes: VolumeInformers): Plugin[] {
     nodeResourcesFit,
     volumeBinding(volumes),
     podTopologySpread,
-    interPodAffinity,
+    interPodAffinity(namespaceLabels),
     balancedAllocation,
     imageLocality,
   ];

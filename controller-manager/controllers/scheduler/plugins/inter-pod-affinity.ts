@@ -3,9 +3,9 @@
 // filter by topology domain; preferred terms (and placed pods' terms that
 // match the incoming pod) score. Pods without any such terms cost nothing:
 // the cache keeps the placed pods that have terms apart.
-// A term's namespaces: its list, else the pod's own; an empty namespaceSelector
-// selects every namespace (a non-empty one is not evaluated: namespace labels
-// are not in the scheduler's cache).
+// A term's namespaces (kube-scheduler's AffinityTerm): those its list names and
+// those its namespaceSelector selects by the namespace's labels ({} selects
+// every one); with neither, the pod's own.
 import { selectorFromObject } from '../../../../shared/api/labels';
 import type { Obj } from '../../util/base';
 import type { NodeInfo } from '../cache';
@@ -20,27 +20,37 @@ interface Term {
   matches(p: Obj): boolean;
 }
 
-function termOf(owner: Obj, t: any): Term {
+/** A namespace's labels (undefined: not known, so no selector but {} selects it). */
+export type NamespaceLabels = (namespace: string) => Record<string, string> | undefined;
+
+function termOf(owner: Obj, t: any, nsLabels: NamespaceLabels): Term {
   const sel = selectorFromObject(t.labelSelector);
-  const all = t.namespaceSelector && !Object.keys(t.namespaceSelector).length;
-  const namespaces: string[] = t.namespaces?.length ? t.namespaces : [owner.metadata.namespace];
+  const listed: string[] = t.namespaces ?? [];
+  const names = new Set(listed.length || t.namespaceSelector ? listed : [owner.metadata.namespace]);
+  const nsSel = t.namespaceSelector ? selectorFromObject(t.namespaceSelector) : null;
+  const inNamespace = (ns: string) => names.has(ns) || (!!nsSel && nsSel.matches(nsLabels(ns) ?? {}));
   return {
     topologyKey: t.topologyKey,
-    matches: (p) =>
-      !!sel && (all || namespaces.includes(p.metadata.namespace!)) && sel.matches(p.metadata.labels),
+    matches: (p) => !!sel && inNamespace(p.metadata.namespace!) && sel.matches(p.metadata.labels),
   };
 }
 
-const required = (pod: Obj, kind: 'podAffinity' | 'podAntiAffinity'): Term[] =>
-  (pod.spec?.affinity?.[kind]?.requiredDuringSchedulingIgnoredDuringExecution ?? []).map((t: any) =>
-    termOf(pod, t),
-  );
+/** The plugin's view of one cycle: the terms of any pod, read with the namespaces' labels. */
+class Terms {
+  constructor(private readonly nsLabels: NamespaceLabels) {}
 
-const preferred = (pod: Obj, kind: 'podAffinity' | 'podAntiAffinity'): { term: Term; weight: number }[] =>
-  (pod.spec?.affinity?.[kind]?.preferredDuringSchedulingIgnoredDuringExecution ?? []).map((w: any) => ({
-    term: termOf(pod, w.podAffinityTerm ?? {}),
-    weight: w.weight ?? 0,
-  }));
+  required(pod: Obj, kind: 'podAffinity' | 'podAntiAffinity'): Term[] {
+    return (pod.spec?.affinity?.[kind]?.requiredDuringSchedulingIgnoredDuringExecution ?? []).map((t: any) =>
+      termOf(pod, t, this.nsLabels),
+    );
+  }
+
+  preferred(pod: Obj, kind: 'podAffinity' | 'podAntiAffinity'): { term: Term; weight: number }[] {
+    return (pod.spec?.affinity?.[kind]?.preferredDuringSchedulingIgnoredDuringExecution ?? []).map(
+      (w: any) => ({ term: termOf(pod, w.podAffinityTerm ?? {}, this.nsLabels), weight: w.weight ?? 0 }),
+    );
+  }
+}
 
 const pair = (key: string, value: string) => `${key}=${value}`;
 
@@ -62,14 +72,14 @@ function add(m: Map<string, number>, k: string, by = 1): void {
   m.set(k, (m.get(k) ?? 0) + by);
 }
 
-function filterState(s: CycleState): FilterState | undefined {
-  const affinity = required(s.pod, 'podAffinity');
-  const antiAffinity = required(s.pod, 'podAntiAffinity');
+function filterState(s: CycleState, terms: Terms): FilterState | undefined {
+  const affinity = terms.required(s.pod, 'podAffinity');
+  const antiAffinity = terms.required(s.pod, 'podAntiAffinity');
   if (!affinity.length && !antiAffinity.length && !s.cache.requiredAntiAffinityPods) return undefined;
   const existingAnti = new Map<string, number>();
   for (const share of s.cache.podsWithAffinity.values()) {
     const labels = s.cache.node(share.node)?.node.metadata.labels ?? {};
-    for (const t of required(share.pod, 'podAntiAffinity'))
+    for (const t of terms.required(share.pod, 'podAntiAffinity'))
       if (labels[t.topologyKey] !== undefined && t.matches(s.pod))
         add(existingAnti, pair(t.topologyKey, labels[t.topologyKey]));
   }
@@ -108,76 +118,84 @@ interface ScoreState {
   topologyScore: Map<string, number>;
 }
 
-export const interPodAffinity: Plugin = {
-  name: NAME,
-  weight: 2,
-  preFilter(s) {
-    s.write(`${NAME}/filter`, filterState(s));
-    return undefined;
-  },
-  filter(s, n) {
-    const st = s.read<FilterState>(`${NAME}/filter`);
-    if (!st) return undefined;
-    const labels: Record<string, string> = n.node.metadata.labels ?? {};
-    if (st.existingAnti.size)
-      for (const [k, v] of Object.entries(labels))
-        if (st.existingAnti.has(pair(k, v)))
-          return { reasons: ["node(s) didn't satisfy existing pods anti-affinity rules"], resolvable: true };
-    for (const t of st.antiAffinity)
-      if (
-        labels[t.topologyKey] !== undefined &&
-        st.antiCounts.has(pair(t.topologyKey, labels[t.topologyKey]))
-      )
-        return { reasons: ["node(s) didn't match pod anti-affinity rules"], resolvable: true };
-    if (!satisfiesAffinity(st, s.pod, labels))
-      return { reasons: ["node(s) didn't match pod affinity rules"], resolvable: false };
-    return undefined;
-  },
-  preScore(s) {
-    const prefAff = preferred(s.pod, 'podAffinity');
-    const prefAnti = preferred(s.pod, 'podAntiAffinity');
-    const own = prefAff.length + prefAnti.length > 0;
-    if (!own && !s.cache.podsWithAffinity.size) return false;
-    const topologyScore = new Map<string, number>();
-    const credit = (labels: Record<string, string>, key: string, w: number) => {
-      if (labels[key] !== undefined) add(topologyScore, pair(key, labels[key]), w);
-    };
-    // The incoming pod's preferences over every placed pod.
-    if (own)
-      for (const [p, labels] of placedPods(s)) {
-        for (const { term, weight } of prefAff) if (term.matches(p)) credit(labels, term.topologyKey, weight);
-        for (const { term, weight } of prefAnti)
-          if (term.matches(p)) credit(labels, term.topologyKey, -weight);
+/** The plugin, reading namespaces' labels for terms with a namespaceSelector. */
+export function interPodAffinity(nsLabels: NamespaceLabels): Plugin {
+  const terms = new Terms(nsLabels);
+  return {
+    name: NAME,
+    weight: 2,
+    preFilter(s) {
+      s.write(`${NAME}/filter`, filterState(s, terms));
+      return undefined;
+    },
+    filter(s, n) {
+      const st = s.read<FilterState>(`${NAME}/filter`);
+      if (!st) return undefined;
+      const labels: Record<string, string> = n.node.metadata.labels ?? {};
+      if (st.existingAnti.size)
+        for (const [k, v] of Object.entries(labels))
+          if (st.existingAnti.has(pair(k, v)))
+            return {
+              reasons: ["node(s) didn't satisfy existing pods anti-affinity rules"],
+              resolvable: true,
+            };
+      for (const t of st.antiAffinity)
+        if (
+          labels[t.topologyKey] !== undefined &&
+          st.antiCounts.has(pair(t.topologyKey, labels[t.topologyKey]))
+        )
+          return { reasons: ["node(s) didn't match pod anti-affinity rules"], resolvable: true };
+      if (!satisfiesAffinity(st, s.pod, labels))
+        return { reasons: ["node(s) didn't match pod affinity rules"], resolvable: false };
+      return undefined;
+    },
+    preScore(s) {
+      const prefAff = terms.preferred(s.pod, 'podAffinity');
+      const prefAnti = terms.preferred(s.pod, 'podAntiAffinity');
+      const own = prefAff.length + prefAnti.length > 0;
+      if (!own && !s.cache.podsWithAffinity.size) return false;
+      const topologyScore = new Map<string, number>();
+      const credit = (labels: Record<string, string>, key: string, w: number) => {
+        if (labels[key] !== undefined) add(topologyScore, pair(key, labels[key]), w);
+      };
+      // The incoming pod's preferences over every placed pod.
+      if (own)
+        for (const [p, labels] of placedPods(s)) {
+          for (const { term, weight } of prefAff)
+            if (term.matches(p)) credit(labels, term.topologyKey, weight);
+          for (const { term, weight } of prefAnti)
+            if (term.matches(p)) credit(labels, term.topologyKey, -weight);
+        }
+      // Placed pods' terms that match the incoming pod.
+      for (const share of s.cache.podsWithAffinity.values()) {
+        const labels = s.cache.node(share.node)?.node.metadata.labels ?? {};
+        for (const t of terms.required(share.pod, 'podAffinity'))
+          if (t.matches(s.pod)) credit(labels, t.topologyKey, HARD_POD_AFFINITY_WEIGHT);
+        for (const { term, weight } of terms.preferred(share.pod, 'podAffinity'))
+          if (term.matches(s.pod)) credit(labels, term.topologyKey, weight);
+        for (const { term, weight } of terms.preferred(share.pod, 'podAntiAffinity'))
+          if (term.matches(s.pod)) credit(labels, term.topologyKey, -weight);
       }
-    // Placed pods' terms that match the incoming pod.
-    for (const share of s.cache.podsWithAffinity.values()) {
-      const labels = s.cache.node(share.node)?.node.metadata.labels ?? {};
-      for (const t of required(share.pod, 'podAffinity'))
-        if (t.matches(s.pod)) credit(labels, t.topologyKey, HARD_POD_AFFINITY_WEIGHT);
-      for (const { term, weight } of preferred(share.pod, 'podAffinity'))
-        if (term.matches(s.pod)) credit(labels, term.topologyKey, weight);
-      for (const { term, weight } of preferred(share.pod, 'podAntiAffinity'))
-        if (term.matches(s.pod)) credit(labels, term.topologyKey, -weight);
-    }
-    if (!topologyScore.size) return false;
-    s.write(`${NAME}/score`, { topologyScore } satisfies ScoreState);
-    return true;
-  },
-  score(s, n: NodeInfo) {
-    const { topologyScore } = s.read<ScoreState>(`${NAME}/score`)!;
-    let sum = 0;
-    for (const [k, v] of Object.entries<string>(n.node.metadata.labels ?? {}))
-      sum += topologyScore.get(pair(k, v)) ?? 0;
-    return sum;
-  },
-  normalize(_s, scores) {
-    let min = Infinity;
-    let max = -Infinity;
-    for (const v of scores) {
-      min = Math.min(min, v);
-      max = Math.max(max, v);
-    }
-    for (let i = 0; i < scores.length; i++)
-      scores[i] = max - min > 0 ? Math.trunc((MAX_NODE_SCORE * (scores[i] - min)) / (max - min)) : 0;
-  },
-};
+      if (!topologyScore.size) return false;
+      s.write(`${NAME}/score`, { topologyScore } satisfies ScoreState);
+      return true;
+    },
+    score(s, n: NodeInfo) {
+      const { topologyScore } = s.read<ScoreState>(`${NAME}/score`)!;
+      let sum = 0;
+      for (const [k, v] of Object.entries<string>(n.node.metadata.labels ?? {}))
+        sum += topologyScore.get(pair(k, v)) ?? 0;
+      return sum;
+    },
+    normalize(_s, scores) {
+      let min = Infinity;
+      let max = -Infinity;
+      for (const v of scores) {
+        min = Math.min(min, v);
+        max = Math.max(max, v);
+      }
+      for (let i = 0; i < scores.length; i++)
+        scores[i] = max - min > 0 ? Math.trunc((MAX_NODE_SCORE * (scores[i] - min)) / (max - min)) : 0;
+    },
+  };
+}

@@ -52,6 +52,8 @@ function pod(
   };
 }
 
+const noNamespaceLabels = () => undefined;
+
 function cacheWith(nodes: Obj[], placed: [Obj, string][] = []): SchedulerCache {
   const c = new SchedulerCache();
   for (const n of nodes) c.nodeSet(n);
@@ -238,7 +240,7 @@ describe('controllers/scheduler: plugins', () => {
       },
     });
     // z1 +50 for a and b, a's hostname -20: a 30, b 50, c 0 -> 60, 100, 0.
-    assert.deepEqual(scores(interPodAffinity, new CycleState(p, c)), [60, 100, 0]);
+    assert.deepEqual(scores(interPodAffinity(noNamespaceLabels), new CycleState(p, c)), [60, 100, 0]);
   });
 
   it('InterPodAffinity filters: required anti-affinity both ways, and required affinity to a domain', () => {
@@ -269,8 +271,9 @@ describe('controllers/scheduler: plugins', () => {
     );
     const verdicts = (p: Obj) => {
       const s = new CycleState(p, c);
-      interPodAffinity.preFilter!(s);
-      return c.nodes().map((n) => interPodAffinity.filter!(s, n)?.reasons[0] ?? 'fits');
+      const plugin = interPodAffinity(noNamespaceLabels);
+      plugin.preFilter!(s);
+      return c.nodes().map((n) => plugin.filter!(s, n)?.reasons[0] ?? 'fits');
     };
     // A web pod: kept out of z2 by the loner's anti-affinity.
     assert.deepEqual(verdicts(pod('web', { labels: { app: 'web' } })), [
@@ -300,6 +303,102 @@ describe('controllers/scheduler: plugins', () => {
       'fits',
       'fits',
     ]);
+  });
+});
+
+describe('controllers/scheduler: InterPodAffinity namespaces', () => {
+  const nsLabels: Record<string, Record<string, string>> = {
+    default: {},
+    'team-a': { team: 'a' },
+    'team-b': { team: 'b' },
+  };
+  const inNamespace = (p: Obj, namespace: string): Obj => ({ ...p, metadata: { ...p.metadata, namespace } });
+  // One db pod per zone, each in its own namespace: z1 default, z2 team-a, z3 team-b.
+  const c = new SchedulerCache();
+  for (const [n, zone, ns] of [
+    ['a', 'z1', 'default'],
+    ['b', 'z2', 'team-a'],
+    ['c', 'z3', 'team-b'],
+  ]) {
+    c.nodeSet(node(n, { labels: { zone } }));
+    const db = inNamespace(pod(`db-${n}`, { labels: { app: 'db' } }), ns);
+    c.podSeen(`${ns}/db-${n}`, { ...db, spec: { ...db.spec, nodeName: n }, status: { phase: 'Running' } });
+  }
+  const verdicts = (term: object, namespace = 'default') => {
+    const p = inNamespace(
+      pod('x', {
+        spec: {
+          affinity: {
+            podAntiAffinity: {
+              requiredDuringSchedulingIgnoredDuringExecution: [
+                { topologyKey: 'zone', labelSelector: { matchLabels: { app: 'db' } }, ...term },
+              ],
+            },
+          },
+        },
+      }),
+      namespace,
+    );
+    const s = new CycleState(p, c);
+    const plugin = interPodAffinity((ns) => nsLabels[ns]);
+    plugin.preFilter!(s);
+    return c.nodes().map((n) => (plugin.filter!(s, n) ? 'kept out' : 'fits'));
+  };
+
+  it("without namespaces or a namespaceSelector a term covers the pod's own namespace", () => {
+    assert.deepEqual(verdicts({}), ['kept out', 'fits', 'fits']);
+    assert.deepEqual(verdicts({}, 'team-b'), ['fits', 'fits', 'kept out']);
+  });
+
+  it("a namespaceSelector selects namespaces by their labels, not the pod's own unless it matches", () => {
+    assert.deepEqual(verdicts({ namespaceSelector: { matchLabels: { team: 'a' } } }), [
+      'fits',
+      'kept out',
+      'fits',
+    ]);
+    assert.deepEqual(
+      verdicts({ namespaceSelector: { matchExpressions: [{ key: 'team', operator: 'Exists' }] } }),
+      ['fits', 'kept out', 'kept out'],
+    );
+  });
+
+  it('an empty namespaceSelector selects every namespace; namespaces and a selector add up', () => {
+    assert.deepEqual(verdicts({ namespaceSelector: {} }), ['kept out', 'kept out', 'kept out']);
+    assert.deepEqual(
+      verdicts({ namespaces: ['default'], namespaceSelector: { matchLabels: { team: 'b' } } }),
+      ['kept out', 'fits', 'kept out'],
+    );
+  });
+
+  it("a placed pod's term with a namespaceSelector is matched against the incoming pod's namespace labels", () => {
+    const cache = new SchedulerCache();
+    cache.nodeSet(node('a', { labels: { zone: 'z1' } }));
+    cache.nodeSet(node('b', { labels: { zone: 'z2' } }));
+    const loner = pod('loner', {
+      spec: {
+        nodeName: 'a',
+        affinity: {
+          podAntiAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: [
+              {
+                topologyKey: 'zone',
+                labelSelector: { matchLabels: { app: 'web' } },
+                namespaceSelector: { matchLabels: { team: 'a' } },
+              },
+            ],
+          },
+        },
+      },
+    });
+    cache.podSeen('default/loner', { ...loner, status: { phase: 'Running' } });
+    const verdict = (namespace: string) => {
+      const s = new CycleState(inNamespace(pod('web', { labels: { app: 'web' } }), namespace), cache);
+      const plugin = interPodAffinity((ns) => nsLabels[ns]);
+      plugin.preFilter!(s);
+      return cache.nodes().map((n) => (plugin.filter!(s, n) ? 'kept out' : 'fits'));
+    };
+    assert.deepEqual(verdict('team-a'), ['kept out', 'fits']);
+    assert.deepEqual(verdict('default'), ['fits', 'fits']);
   });
 });
 
