@@ -4,7 +4,7 @@
 // host-wide claim refuses a second cluster of a running name.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -24,6 +24,7 @@ import {
   heldByOtherClusters,
   releaseClusterName,
   runningClusters,
+  withClusterAllocation,
 } from './running-clusters';
 
 const allFree = async () => true;
@@ -192,6 +193,41 @@ describe('shared/cluster: running clusters on the host', () => {
       ['d'],
     );
     claimClusterName('f', d);
+  });
+
+  it("allocates for one `up` at a time: two at once never take the same slot; a dead holder's lock is taken over", async () => {
+    const allocate = (name: string) =>
+      withClusterAllocation(async () => {
+        const d = join(dir, name);
+        mkdirSync(d);
+        claimClusterName(name, d);
+        const n = await deriveClusterNames({
+          name,
+          nodes: 1,
+          others: heldByOtherClusters(name),
+          // Each port check yields, as the real one does: the other allocation would run meanwhile.
+          isFree: () => new Promise((r) => setTimeout(() => r(true), 1)),
+          dataDir: d,
+        });
+        writeClusterState(clusterPaths(d).stateFile, {
+          name,
+          slot: n.slot,
+          pids: [{ name: 'apiserver', pid: process.pid }],
+          kubeconfig: join(d, 'kubeconfig'),
+          server: 'https://127.0.0.1:20000',
+          ports: portsOf(n.ports),
+          podCIDRs: [n.clusterCIDR],
+          serviceCIDR: n.serviceCIDR,
+        });
+        return n.slot;
+      });
+    const slots = await Promise.all([allocate('p'), allocate('q')]);
+    assert.deepEqual([...slots].sort(), [1, 2]);
+    const lock = join(dir, 'index', '.allocating');
+    assert.ok(!existsSync(lock), 'released');
+    // Left by an `up` that died while it held it (no such PID).
+    writeFileSync(lock, '2147483646 0.5');
+    assert.equal(await allocate('r'), 3);
   });
 
   it('takes over the name of a cluster whose processes are gone, and reads what running ones hold', async () => {

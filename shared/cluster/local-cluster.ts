@@ -35,7 +35,7 @@ import { ensureLocalPathStorage } from './local-path-storage';
 import { nodeAddress, podCIDRGateway, SIMULATED_NODES } from './node-addresses';
 import { nodeIsReady, readyNodeCount } from './node-readiness';
 import { startExecutable, unverifiedStatus, waitForHTTP, waitUntil, type Proc } from './process';
-import { claimClusterName, releaseClusterName } from './running-clusters';
+import { claimClusterName, withClusterAllocation, releaseClusterName } from './running-clusters';
 import { installUnreachableRoutes, removeUnreachableRoutes, type RouteResult } from './service-route';
 import { SupervisedProc, type SupervisorOptions } from './supervisor';
 
@@ -169,16 +169,16 @@ export class LocalCluster {
     const o = this.o;
     const timeout = o.timeoutMs ?? 60_000;
     const nodes = o.nodes ?? 1;
-    if (o.clusterName !== undefined) {
-      // First of all: a second `up` of a running name stops here, before it touches anything.
-      claimClusterName(o.clusterName, this.dataDir, !!o.detached);
-      this.claimed = true;
-      this.layout = await ClusterLayout.derived(o, this.dataDir);
-      this.proxies = this.serviceProxies();
-    }
-    mkdirSync(this.dataDir, { recursive: true });
-    // What this cluster holds, before anything starts: another `up` reads it.
-    this.saveState();
+    if (o.clusterName !== undefined)
+      await withClusterAllocation(async () => {
+        // First of all: a second `up` of a running name stops here, before it touches anything.
+        claimClusterName(o.clusterName!, this.dataDir, !!o.detached);
+        this.claimed = true;
+        this.layout = await ClusterLayout.derived(o, this.dataDir);
+        this.proxies = this.serviceProxies();
+        this.recordHoldings();
+      });
+    else this.recordHoldings();
     await this.removeLeftovers();
     const progress = o.progress ?? (() => {});
 
@@ -438,6 +438,12 @@ export class LocalCluster {
     this.containerds.length = 0;
     rmSync(this.paths.stateFile, { force: true });
     this.releaseName();
+  }
+
+  /** What this cluster holds, before anything starts: another `up` reads it. */
+  private recordHoldings(): void {
+    mkdirSync(this.dataDir, { recursive: true });
+    this.saveState();
   }
 
   private releaseName(): void {

@@ -128,6 +128,47 @@ export function claimClusterName(name: string, dataDir: string, detached = false
   }
 }
 
+const ALLOCATION_LOCK = '.allocating';
+/** How long an allocation may wait for another `up`'s (its derivation takes well under a second). */
+const ALLOCATION_WAIT_MS = 30_000;
+
+/**
+ * Runs fn (claim a name, derive its slot and ports, record them in the state) while no other
+ * `tkube up` on the host does the same: two at once would each see the other holding nothing
+ * and take the same slot. The lock is a file naming its holder's PID; a dead holder's is taken over.
+ */
+export async function withClusterAllocation<T>(fn: () => Promise<T>): Promise<T> {
+  mkdirSync(clustersDir(), { recursive: true });
+  const lock = join(clustersDir(), ALLOCATION_LOCK);
+  const token = `${process.pid} ${Math.random()}`;
+  for (const deadline = Date.now() + ALLOCATION_WAIT_MS; ;) {
+    try {
+      writeFileSync(lock, token, { flag: 'wx' });
+      break;
+    } catch (err: any) {
+      if (err.code !== 'EEXIST') throw err;
+    }
+    const holder = Number(readFileOr(lock).split(' ')[0]);
+    if (holder && !alive(holder)) rmSync(lock, { force: true });
+    else if (Date.now() > deadline)
+      throw new Error(`another tkube up (PID ${holder}) holds ${lock}: remove it if that is not so`);
+    else await new Promise((r) => setTimeout(r, 20));
+  }
+  try {
+    return await fn();
+  } finally {
+    if (readFileOr(lock) === token) rmSync(lock, { force: true });
+  }
+}
+
+function readFileOr(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
 /** Gives the name back, if this data dir holds it. */
 export function releaseClusterName(name: string, dataDir: string): void {
   const file = entryFile(name);
