@@ -4,7 +4,12 @@ import { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { clusterPaths } from '../shared/cluster/data-dir';
 import { alive, stopRecordedCluster } from '../shared/cluster/cluster-state';
-import { clusterDataDir, releaseClusterName, runningClusters } from '../shared/cluster/running-clusters';
+import {
+  clusterDataDir,
+  hostSettingsHeirs,
+  releaseClusterName,
+  runningClusters,
+} from '../shared/cluster/running-clusters';
 
 /** --name and --data-dir, as every command that acts on one cluster takes them. */
 export function clusterOptions(c: Command): Command {
@@ -57,7 +62,7 @@ export function clusterCommands(): Command[] {
       process.kill(launcher, 'SIGTERM');
       for (let i = 0; i < 600 && alive(launcher); i++) await new Promise((r) => setTimeout(r, 100));
     }
-    const stopped = await stopRecordedCluster(dataDir);
+    const stopped = await stopRecordedCluster(dataDir, hostSettingsHeirs(dataDir));
     if (running) releaseClusterName(running.name, dataDir);
     if (launcher) stopped.unshift('tkube up');
     console.log(

@@ -57,8 +57,14 @@ export function aliveProcesses(state: ClusterState): number {
   return [...state.pids, ...(state.containerds ?? [])].filter((p) => alive(p.pid)).length;
 }
 
-/** `tkube down` for a cluster started detached: signals the recorded PIDs. */
-export async function stopRecordedCluster(dataDir: string): Promise<string[]> {
+/**
+ * `tkube down` for a cluster started detached: signals the recorded PIDs. hostSettingsHeirs: the
+ * other running clusters' host settings files, which keep the host's sysctls (host-forwarding.ts).
+ */
+export async function stopRecordedCluster(
+  dataDir: string,
+  hostSettingsHeirs: string[] = [],
+): Promise<string[]> {
   const file = clusterPaths(resolve(dataDir)).stateFile;
   if (!existsSync(file)) return [];
   const state = JSON.parse(readFileSync(file, 'utf8')) as ClusterState;
@@ -88,7 +94,7 @@ export async function stopRecordedCluster(dataDir: string): Promise<string[]> {
   }
   // What runs or is mounted of the data dir still: the agents' volumes stay mounted when they stop.
   await removeClusterLeftovers(resolve(dataDir));
-  if (state.hostSettings) restoreHostSettings(state.hostSettings);
+  if (state.hostSettings) restoreHostSettings(state.hostSettings, hostSettingsHeirs);
   for (const cidr of state.unreachableRoutes ?? []) removeUnreachableRoutes(cidr);
   rmSync(file, { force: true });
   return stopped;

@@ -2,7 +2,8 @@
 // namespace of the test's own (forwarding sysctls and iptables are per
 // namespace): forwarding off and FORWARD's policy DROP, as on a host with docker;
 // enabled and the pod CIDRs accepted, recorded; a second start (after a crash)
-// adds nothing twice; restored to what it was.
+// adds nothing twice; restored to what it was; with two clusters, the sysctls
+// stay until the last one stops.
 import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -76,5 +77,28 @@ describe('host forwarding for the pods', function () {
     assert.deepEqual(accepts(), []);
     assert.match(ns.sh('iptables', '-S', 'FORWARD'), /^-P FORWARD DROP$/m);
     assert.equal(existsSync(file), false);
+  });
+
+  it('keeps the sysctls while another cluster runs: the first to stop hands them to it, the last restores them', () => {
+    for (const p of SYSCTLS) if (existsSync(p)) ns.sh('sh', '-c', `echo 0 > ${p}`);
+    ns.sh('iptables', '-P', 'FORWARD', 'DROP');
+    const before = values();
+    const [a, b] = [join(dir, 'a.json'), join(dir, 'b.json')];
+    assert.ok(call('allowPodForwarding', a, ['10.9.0.0/24'], 'tkube test').includes('net.ipv4.ip_forward=1'));
+    // The second cluster finds forwarding on: it changes (and records) only its own rules.
+    assert.deepEqual(call('allowPodForwarding', b, ['10.8.0.0/24'], 'tkube test'), [
+      'iptables FORWARD accepts 10.8.0.0/24',
+    ]);
+    const on = values();
+    assert.match(call('restoreHostSettings', a, [b]), /kept for a cluster still running/);
+    assert.deepEqual(values(), on, 'the other cluster still forwards');
+    assert.deepEqual(
+      accepts().map((r) => r.split(' ')[3]),
+      ['10.8.0.0/24', '10.8.0.0/24'],
+      "the first cluster's rules are gone, the other's stay",
+    );
+    call('restoreHostSettings', b, []);
+    assert.deepEqual(values(), before);
+    assert.deepEqual(accepts(), []);
   });
 });

@@ -6,7 +6,9 @@
 // un-NATed, and where iptables' FORWARD policy is DROP (docker sets it) accept
 // rules for the pod CIDRs. Each change is recorded in the data dir with the
 // value before it, and undone on stop and by the next start after a crash. A
-// setting that already had the value is left alone (and so never undone).
+// setting that already had the value is left alone (and so never undone). The
+// sysctls are the host's, shared by every cluster on it: one that stops while
+// others run hands what it recorded to one of them, the last one restores it.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 
@@ -65,18 +67,38 @@ export function allowPodForwarding(file: string, podCIDRs: string[], tag: string
   ];
 }
 
-/** Undoes what allowPodForwarding recorded in `file` (none is fine); says what it undid. */
-export function restoreHostSettings(file: string): string | undefined {
+/**
+ * Undoes what allowPodForwarding recorded in `file` (none is fine); says what it undid. The
+ * sysctls go to the first of `heirs` (the host settings files of other clusters whose pods still
+ * need them) rather than back to their values before.
+ */
+export function restoreHostSettings(file: string, heirs: string[] = []): string | undefined {
   if (!existsSync(file)) return undefined;
-  const rec = JSON.parse(readFileSync(file, 'utf8')) as Recorded;
+  const rec = readRecorded(file);
   for (const rule of rec.forwardRules) while (quietly('iptables', ['-w', '-D', ...rule]));
-  for (const s of rec.sysctls)
-    try {
-      writeFileSync(s.path, s.before);
-    } catch {
-      // the module is gone: so is the setting
-    }
+  const heir = rec.sysctls.length ? heirs[0] : undefined;
+  if (heir) {
+    const theirs = existsSync(heir) ? readRecorded(heir) : { sysctls: [], forwardRules: [] };
+    for (const s of rec.sysctls) if (!theirs.sysctls.some((t) => t.path === s.path)) theirs.sysctls.push(s);
+    writeFileSync(heir, JSON.stringify(theirs, null, 2));
+  } else
+    for (const s of rec.sysctls)
+      try {
+        writeFileSync(s.path, s.before);
+      } catch {
+        // the module is gone: so is the setting
+      }
   rmSync(file, { force: true });
   const n = rec.sysctls.length + rec.forwardRules.length;
-  return n ? `${n} host network setting${n === 1 ? '' : 's'}` : undefined;
+  return n
+    ? `${n} host network setting${n === 1 ? '' : 's'}${heir ? ' (the sysctls kept for a cluster still running)' : ''}`
+    : undefined;
+}
+
+function readRecorded(file: string): Recorded {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as Recorded;
+  } catch {
+    return { sysctls: [], forwardRules: [] };
+  }
 }

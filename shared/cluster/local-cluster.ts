@@ -35,7 +35,12 @@ import { ensureLocalPathStorage } from './local-path-storage';
 import { nodeAddress, podCIDRGateway, SIMULATED_NODES } from './node-addresses';
 import { nodeIsReady, readyNodeCount } from './node-readiness';
 import { startExecutable, unverifiedStatus, waitForHTTP, waitUntil, type Proc } from './process';
-import { claimClusterName, withClusterAllocation, releaseClusterName } from './running-clusters';
+import {
+  claimClusterName,
+  hostSettingsHeirs,
+  releaseClusterName,
+  withClusterAllocation,
+} from './running-clusters';
 import { installUnreachableRoutes, removeUnreachableRoutes, type RouteResult } from './service-route';
 import { SupervisedProc, type SupervisorOptions } from './supervisor';
 
@@ -464,7 +469,7 @@ export class LocalCluster {
     const removed = await removeClusterLeftovers(this.dataDir);
     // A crashed run's or a kill's rules (down() removes its own first), now that no proxy runs.
     if (proxyRules) this.proxies?.removeRules();
-    const hostSettings = restoreHostSettings(this.paths.hostSettings);
+    const hostSettings = restoreHostSettings(this.paths.hostSettings, hostSettingsHeirs(this.dataDir));
     if (report && (removed || hostSettings))
       this.o.onLeftovers?.([removed, hostSettings].filter(Boolean).join(', '));
   }

@@ -175,6 +175,14 @@ export function releaseClusterName(name: string, dataDir: string): void {
   if (readEntry(file)?.dataDir === resolve(dataDir)) rmSync(file, { force: true });
 }
 
+/** The host settings files of the other running clusters with pods on bridges (host-forwarding.ts's heirs). */
+export function hostSettingsHeirs(dataDir: string): string[] {
+  const own = resolve(dataDir);
+  return runningClusters()
+    .filter((c) => c.dataDir !== own && (c.state?.containerds?.length ?? 0) > 0 && c.state?.hostSettings)
+    .map((c) => c.state!.hostSettings!);
+}
+
 /** What the other running clusters hold, from their states. */
 export function heldByOtherClusters(name: string): HeldResources[] {
   return runningClusters()
