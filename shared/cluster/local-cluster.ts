@@ -437,12 +437,16 @@ export class LocalCluster {
     if (this.o.clusterName !== undefined && !this.claimed) return;
     this.endSupervision();
     this.proxies?.unroute(this.serviceRoute?.installed ?? []);
-    await this.removeLeftovers(false, true);
-    this.removeServiceRoute();
-    this.procs.length = 0;
-    this.containerds.length = 0;
-    rmSync(this.paths.stateFile, { force: true });
-    this.releaseName();
+    try {
+      await this.removeLeftovers(false, true);
+    } finally {
+      // Whatever failed above, the host routes no ClusterIP of a cluster that is gone.
+      this.removeServiceRoute();
+      this.procs.length = 0;
+      this.containerds.length = 0;
+      rmSync(this.paths.stateFile, { force: true });
+      this.releaseName();
+    }
   }
 
   /** What this cluster holds, before anything starts: another `up` reads it. */
