@@ -15,9 +15,10 @@ runExecutable({
     const api = await startAPIServer(values);
     if (!values.runControllerManager) return api;
     const { startEmbeddedControllerManager } = await import('../controller-manager/app/embedded.js');
-    const controllers = startEmbeddedControllerManager(api.server.postStartHooksSettled(), () =>
-      api.loopbackConfig(),
-    );
+    // After the post-start hooks and the first client request (envtest's read of the default
+    // namespace): the controllers' start would otherwise compete with both on one event loop.
+    const ready = api.server.postStartHooksSettled().then(() => api.server.clientRequestServed());
+    const controllers = startEmbeddedControllerManager(ready, () => api.loopbackConfig());
     return {
       async stop() {
         await controllers.stop();

@@ -156,18 +156,24 @@ export class LocalAPIServices {
     const desired = desiredLocal(this.registry);
     const ctx = systemContext();
     const existing = await store.reader.list(ctx, {});
-    for (const item of existing.items) {
-      const obj = item.obj;
+    // All at once: concurrent writes share the store's commits (~25 APIServices, two writes
+    // each, on an empty store: one after another they were most of the way to ready).
+    const stale = existing.items.filter(({ obj }) => {
       const managed = obj.metadata?.labels?.[AUTOMANAGED_LABEL];
-      if (desired.has(obj.metadata.name) || !managed) continue;
-      if (managed === 'true' || (managed === 'onstart' && onStart)) {
-        await store.delete(ctx, obj.metadata.name).catch((err) => {
-          if (!isStatusError(err, 'NotFound')) throw err;
-        });
-      }
-    }
+      if (desired.has(obj.metadata.name) || !managed) return false;
+      return managed === 'true' || (managed === 'onstart' && onStart);
+    });
     const current = new Map(existing.items.map((i) => [i.obj.metadata.name as string, i.obj]));
-    for (const [name, d] of desired) if (!upToDate(current.get(name), d)) await this.ensure(name, d);
+    await Promise.all([
+      ...stale.map(({ obj }) =>
+        store.delete(ctx, obj.metadata.name).catch((err) => {
+          if (!isStatusError(err, 'NotFound')) throw err;
+        }),
+      ),
+      ...[...desired]
+        .filter(([name, d]) => !upToDate(current.get(name), d))
+        .map(([name, d]) => this.ensure(name, d)),
+    ]);
     this.startedOnce = true;
   }
 

@@ -23,6 +23,7 @@ export async function buildSecurity(deps: SecurityDeps): Promise<Security> {
   const transport = await buildTransport(deps);
   return {
     authenticate: (req) => authn.authenticator.authenticate(req),
+    loopbackToken: authn.loopbackToken,
     impersonate: authz.impersonate,
     authorize: authz.authorize,
     admission,

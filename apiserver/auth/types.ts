@@ -54,6 +54,8 @@ export interface Auditor {
 
 export interface Security {
   authenticate(req: Req): Promise<UserInfo>;
+  /** The in-memory bearer token of the apiserver's loopback client (system:apiserver). */
+  loopbackToken: string;
   /** Applies Impersonate-* headers (authorizing the impersonation); returns the effective user. */
   impersonate(req: Req, user: UserInfo, info: RequestInfo): Promise<UserInfo>;
   /** Throws a 403 StatusError when the user may not make the request. */

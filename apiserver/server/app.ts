@@ -66,9 +66,9 @@ export interface RunningAPIServer {
   registry: Registry;
   storage: Storage;
   /**
-   * A client configuration for this apiserver from inside its process: the admin certificate
-   * of the cluster CA, trusting the serving certificate itself (it may be one given in
-   * --cert-dir that tkube's CA did not sign, as envtest's).
+   * A client configuration for this apiserver from inside its process: the loopback bearer
+   * token (system:apiserver in system:masters), trusting the serving certificate itself (it
+   * may be one given in --cert-dir that no CA of tkube's signed, as envtest's).
    */
   loopbackConfig(): Promise<ClientConfig>;
   /** Graceful stop (what SIGTERM does). */
@@ -316,10 +316,7 @@ export async function startAPIServer(values: FlagValues): Promise<RunningAPIServ
     registry,
     storage,
     async loopbackConfig() {
-      const admin = await adminCredentials(tls, values.certDir);
-      if (!admin)
-        throw new Error('an in-process client needs the cluster CA in --cert-dir (not --tls-cert-file)');
-      return { server: localURL, caPem: tls.certPem, certPem: admin.certPem, keyPem: admin.keyPem };
+      return { server: localURL, caPem: tls.certPem, token: security.loopbackToken };
     },
     async stop() {
       await server.shutdown(async () => {

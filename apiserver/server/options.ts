@@ -789,7 +789,7 @@ const workloads: FlagSpec[] = [
     name: 'run-controller-manager',
     type: 'bool',
     default: false,
-    help: "tkube only: also run the controller manager's controllers (all but the scheduler: namespace deletion, garbage collection, workloads ...) in this process, against this apiserver through its loopback client. The envtest kube-apiserver asset (tkube envtest-assets) sets it, since envtest starts no controller manager.",
+    help: "tkube only: also run the controller manager's controllers (all but the scheduler: namespace deletion, garbage collection, workloads ...) in this process, against this apiserver through its loopback client, from the first client request after start (health probes aside). The envtest kube-apiserver asset (tkube envtest-assets) sets it, since envtest starts no controller manager.",
   },
 ];
 

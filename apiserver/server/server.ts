@@ -91,6 +91,9 @@ export class APIServer {
   readonly readyz = new HealthEndpoint('readyz');
   private readonly hooks: Hook[] = [];
   private hooksSettled: Promise<void> = Promise.resolve();
+  /** Set until the first request other than a health probe has been answered. */
+  private onFirstClientRequest?: () => void;
+  private readonly firstClientRequest = new Promise<void>((r) => (this.onFirstClientRequest = r));
   private inflight = { readonly: 0, mutating: 0 };
   private readonly active = new Set<Promise<void>>();
   private shuttingDown = false;
@@ -119,6 +122,14 @@ export class APIServer {
   /** Resolves once every post-start hook has finished or failed (after listen). */
   postStartHooksSettled(): Promise<void> {
     return this.hooksSettled;
+  }
+
+  /**
+   * Resolves once a request other than a health probe has been answered: a client is
+   * using the server (what work that would compete with it waits for).
+   */
+  clientRequestServed(): Promise<void> {
+    return this.firstClientRequest;
   }
 
   /** Registers a post-start hook; /livez, /readyz and /healthz report it as poststarthook/<name>. */
@@ -288,6 +299,10 @@ export class APIServer {
       respondError(res, err);
     } finally {
       if (slot) this.release(slot);
+      if (this.onFirstClientRequest && !isHealthPath(path)) {
+        this.onFirstClientRequest();
+        this.onFirstClientRequest = undefined;
+      }
       audit?.end(res.statusCode);
       const m = this.o.metrics;
       if (m && info) {

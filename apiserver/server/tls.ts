@@ -1,6 +1,7 @@
-// Serving certificates and the admin credentials of the apiserver: given files,
-// or a cluster CA and self-signed serving certificate generated into --cert-dir.
-import { readFileSync } from 'node:fs';
+// Serving certificates and the admin credentials of the apiserver: given files (flags, or
+// a serving certificate alone in --cert-dir), or a cluster CA and serving certificate
+// generated into --cert-dir.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname, networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -78,18 +79,24 @@ export async function setupServingTLS(o: TLSOptions): Promise<ServingTLS> {
       clientCaPem: clientCaFromFile,
     };
   }
+  const given = givenServingCert(o.certDir);
+  if (given) {
+    // A serving certificate put in --cert-dir by someone else (envtest's) and no cluster CA:
+    // used as given, as kube-apiserver does, and no CA is made — the loopback client
+    // authenticates with an in-memory token, not a certificate.
+    return { ...given, caPem: given.certPem, clientCaPem: clientCaFromFile };
+  }
   const ca = await loadOrCreate(o.certDir, 'ca', () => createCA('kubernetes-ca'));
   let serving = await loadOrCreate(o.certDir, 'apiserver', () =>
     createServingCert(ca, 'kube-apiserver', { dnsNames: o.dnsNames, ips: o.ips }),
   );
   // One the cert dir's CA issued is tkube's own, made again once it no longer covers what it
-  // must; one put there by someone else (envtest's) is used as given, as kube-apiserver does,
-  // unless it lacks even localhost.
+  // must; one put there by someone else beside tkube's CA is used as given, unless it lacks
+  // even localhost.
   const covered = signedBy(serving.certPem, ca.certPem)
     ? certCovers(serving.certPem, o.dnsNames, o.requiredIPs ?? ['127.0.0.1'])
     : certCovers(serving.certPem, o.dnsNames.slice(0, 1), ['127.0.0.1']);
   if (!covered) {
-    const { writeFileSync } = await import('node:fs');
     const fresh = await createServingCert(ca, 'kube-apiserver', { dnsNames: o.dnsNames, ips: o.ips });
     writeFileSync(serving.keyFile, fresh.keyPem, { mode: 0o600 });
     writeFileSync(serving.certFile, fresh.certPem, { mode: 0o600 });
@@ -102,6 +109,18 @@ export async function setupServingTLS(o: TLSOptions): Promise<ServingTLS> {
     clientCaPem: clientCaFromFile ? `${clientCaFromFile}\n${ca.certPem}` : ca.certPem,
     clusterCA: ca,
   };
+}
+
+/**
+ * The serving certificate of a cert dir that holds one but no cluster CA of tkube's, when it
+ * covers localhost and 127.0.0.1 (else tkube makes its CA and a certificate of its own).
+ */
+function givenServingCert(certDir: string): KeyPair | undefined {
+  const [certFile, keyFile] = [join(certDir, 'apiserver.crt'), join(certDir, 'apiserver.key')];
+  if (existsSync(join(certDir, 'ca.crt')) || !existsSync(certFile) || !existsSync(keyFile)) return undefined;
+  const certPem = readFileSync(certFile, 'utf8');
+  if (!certCovers(certPem, ['localhost'], ['127.0.0.1'])) return undefined;
+  return { certPem, keyPem: readFileSync(keyFile, 'utf8') };
 }
 
 /** The admin client certificate (CN kubernetes-admin, O system:masters), kept in the cert dir. */

@@ -261,6 +261,9 @@ export async function startControllerManager(
     const broadcasters: EventBroadcaster[] = [];
     try {
       for (const d of selection.select(selectors)) {
+        // A turn of the event loop between controllers: requests to an apiserver in this
+        // process (the embedded manager) are answered while the others start.
+        await new Promise<void>((r) => setImmediate(r));
         if (signal.aborted) break;
         const clog: Logger = log.child({ controller: d.name });
         clog.info('Starting controller');

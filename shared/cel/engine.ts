@@ -5,13 +5,27 @@
 // register functions on it and know its values). On top it sets Kubernetes' options, registers the
 // Kubernetes libraries, and turns the library's errors into cel-go's wording
 // ("ERROR: <input>:1:6: undefined field 'foo'") that Kubernetes quotes.
-import { Environment, Optional } from '@marcbachmann/cel-js';
+import type * as CelJs from '@marcbachmann/cel-js';
+import type { Environment, Optional } from '@marcbachmann/cel-js';
 import type { ASTNode } from '@marcbachmann/cel-js';
-import { registerKubernetesLibraries } from './library';
+import type * as Library from './library';
 
-export { Optional };
 export type { ASTNode };
 export type CelEnvironment = Environment;
+
+let celLib: typeof CelJs | undefined;
+
+/**
+ * cel-js and the Kubernetes libraries (~80 ms of CPU to load) are loaded with the first CEL
+ * environment: an apiserver that has no CEL rule to compile does not load them at start.
+ */
+function celjs(): typeof CelJs {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return (celLib ??= require('@marcbachmann/cel-js') as typeof CelJs);
+}
+
+/** cel-js's optional value class (optional.of, optional.none, instanceof). */
+export const celOptional = (): typeof Optional => celjs().Optional;
 
 /** Kubernetes' base environment: optional types, homogeneous literals, its libraries. */
 let base: Environment | undefined;
@@ -22,12 +36,13 @@ let base: Environment | undefined;
  */
 export function newEnvironment(): Environment {
   if (!base) {
-    base = new Environment({
+    base = new (celjs().Environment)({
       enableOptionalTypes: true,
       homogeneousAggregateLiterals: true,
       unlistedVariablesAreDyn: false,
     });
-    registerKubernetesLibraries(base);
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    (require('./library') as typeof Library).registerKubernetesLibraries(base);
   }
   return base.clone();
 }

@@ -7,8 +7,8 @@
 // entries of dyn values, `?field:` entries carry their optional, and the result
 // is an ObjectVal (or a JSONPatch) carrying its type name for the checks
 // Kubernetes makes when the value is used.
-import { CelCompileError, Optional, syntaxError, type CelEnvironment } from './engine';
-import { isDuration } from './library/values';
+import { CelCompileError, celOptional, syntaxError, type CelEnvironment } from './engine';
+import type * as Values from './library/values';
 
 /** A value built by `Name{...}`: its dotted type name and its fields (the CEL type Object). */
 export class ObjectVal {
@@ -47,7 +47,7 @@ function fieldsOf(m: unknown): Record<string, unknown> {
   for (const [k, v] of entries) {
     const key = String(k);
     if (key.startsWith(OPTIONAL_MARK)) {
-      if (v instanceof Optional) {
+      if (v instanceof celOptional()) {
         if (v.hasValue()) out[key.slice(1)] = v.value();
       } else out[key.slice(1)] = v;
     } else out[key] = v;
@@ -313,11 +313,12 @@ export function typeNameErrors(v: unknown, path?: string[]): string[] {
  */
 export function celToJson(v: unknown): unknown {
   if (typeof v === 'bigint') return Number(v);
-  if (v instanceof Optional) return v.hasValue() ? celToJson(v.value()) : null;
+  if (v instanceof celOptional()) return v.hasValue() ? celToJson(v.value()) : null;
   if (v instanceof ObjectVal) return celToJson(v.fields);
   if (v instanceof Uint8Array) return Buffer.from(v).toString('base64');
   if (v instanceof Date) return v.toISOString().replace(/\.000Z$/, 'Z');
-  if (isDuration(v)) return String(v); // protobuf JSON: "90s", "1.5s"
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  if ((require('./library/values') as typeof Values).isDuration(v)) return String(v); // protobuf JSON: "90s", "1.5s"
 
   if (Array.isArray(v)) return v.map(celToJson);
   if (v instanceof Map) {

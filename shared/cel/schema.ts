@@ -6,7 +6,7 @@
 // `self.foo__dash__bar`), and JSON values turned into CEL values (integers as
 // int, objects keyed by escaped names).
 import { compile, newEnvironment, type CelEnvironment } from './engine';
-import { celEquals } from './library/values';
+import type * as Values from './library/values';
 
 export type Schema = Record<string, any>;
 
@@ -172,7 +172,12 @@ export class SchemaTypes {
         const ctor = objectClass();
         this.classes.set(s, ctor);
         this.env.registerType(name, { ctor, fields });
-        this.env.registerOperator(`${name} == ${name}`, celEquals);
+        this.env.registerOperator(
+          `${name} == ${name}`,
+          // Loaded with the environment (cel-js under it loads on first use: engine.ts).
+          // eslint-disable-next-line @typescript-eslint/no-require-imports
+          (require('./library/values') as typeof Values).celEquals,
+        );
         return name;
       }
       default:

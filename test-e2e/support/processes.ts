@@ -21,8 +21,8 @@ export function tempDir(prefix: string): string {
 }
 
 /** Starts `node dist/cmd/<name>.js args`, logging to a file in logDir. */
-export function startProcess(name: string, args: string[], logDir: string): Proc {
-  return startExecutable(name, args, logDir, { logName: `${name}-${Date.now()}` });
+export function startProcess(name: string, args: string[], logDir: string, env?: NodeJS.ProcessEnv): Proc {
+  return startExecutable(name, args, logDir, { logName: `${name}-${Date.now()}`, env });
 }
 
 export interface APIServerProc extends Proc {
@@ -37,6 +37,8 @@ export interface APIServerOptions {
   port?: number;
   dir?: string;
   args?: string[];
+  /** More environment (NODE_OPTIONS=--require ... to watch the process from inside). */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** A real apiserver process on a free port with its own data and cert dirs. */
@@ -60,6 +62,7 @@ export async function startAPIServerProcess(o: APIServerOptions = {}): Promise<A
       ...(o.args ?? []),
     ],
     dir,
+    o.env,
   );
   try {
     await waitForHTTP(kubeconfig, '/readyz', 30_000, p.exited);

@@ -14,6 +14,7 @@ import {
 } from './authenticator';
 import { CertPool, RequestHeaderAuthenticator, X509Authenticator } from './x509';
 import { TokenFileAuthenticator } from './token-file';
+import { LoopbackTokenAuthenticator } from './loopback';
 import { BootstrapTokenAuthenticator } from './bootstrap-token';
 import { OIDCAuthenticator } from './oidc';
 import { WebhookTokenAuthenticator } from './webhook';
@@ -30,6 +31,8 @@ export interface Authentication {
   postStartHooks: PostStartHook[];
   /** The bearer-token authenticators (TokenReview uses them). */
   tokens?: TokenUnion;
+  /** The bearer token of the apiserver's own loopback client (system:apiserver, system:masters). */
+  loopbackToken: string;
   stop?(): Promise<void>;
 }
 
@@ -56,7 +59,9 @@ export async function buildAuthentication(deps: SecurityDeps): Promise<Authentic
   }
   if (deps.tls.clientCaPem) methods.push(new X509Authenticator(new CertPool(deps.tls.clientCaPem), proxy));
 
-  const tokens: TokenAuthenticator[] = [];
+  // First, as kube-apiserver puts it in front of every other authenticator.
+  const loopback = new LoopbackTokenAuthenticator();
+  const tokens: TokenAuthenticator[] = [loopback];
   if (v.tokenAuthFile)
     tokens.push(audienceAgnostic(new TokenFileAuthenticator(v.tokenAuthFile as string), apiAudiences));
   if (sa.authenticator) tokens.push(sa.authenticator);
@@ -88,8 +93,8 @@ export async function buildAuthentication(deps: SecurityDeps): Promise<Authentic
     closers.push(() => webhook.close());
     tokens.push(webhook);
   }
-  const union = tokens.length ? new TokenUnion(tokens) : undefined;
-  if (union) methods.push(new BearerTokenAuthenticator(union));
+  const union = new TokenUnion(tokens);
+  methods.push(new BearerTokenAuthenticator(union));
 
   // kube-apiserver stomps --anonymous-auth to false when AlwaysAllow is among the authorization modes.
   let anonymous = v.anonymousAuth !== false;
@@ -109,6 +114,7 @@ export async function buildAuthentication(deps: SecurityDeps): Promise<Authentic
     },
     postStartHooks: [],
     tokens: union,
+    loopbackToken: loopback.token,
     async stop() {
       for (const c of closers) c();
     },

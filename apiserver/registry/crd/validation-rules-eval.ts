@@ -4,7 +4,7 @@
 // values), message, messageExpression, reason and fieldPath, the per-call
 // limit and the runtime cost budget, and ratcheting: an error of a rule
 // without oldSelf on a value that did not change is a warning, not a refusal.
-import { CelEvalError, Optional } from '../../../shared/cel/engine';
+import { CelEvalError, celOptional } from '../../../shared/cel/engine';
 import { actualCost, PER_CALL_LIMIT, RUNTIME_CEL_COST_BUDGET } from '../../../shared/cel/cost';
 import { fieldErrorMessage, type FieldError } from '../../../shared/api/field-errors';
 import { featureGates } from '../../../shared/options/feature-gates';
@@ -70,8 +70,8 @@ function evalNode(n: NodeValidator, path: string, obj: unknown, old: unknown, st
         self,
         oldSelf: c.rule.optionalOldSelf
           ? oldSelf === undefined
-            ? Optional.none()
-            : Optional.of(oldSelf)
+            ? celOptional().none()
+            : celOptional().of(oldSelf)
           : oldSelf,
       };
       const cost = actualCost(c.program.ast, n.schema, obj, hasOld ? old : undefined, n.root);

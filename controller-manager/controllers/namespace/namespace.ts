@@ -19,7 +19,8 @@ export const NAMESPACE_DELETION_GRACE_MS = 5_000;
 
 export function startNamespaceController(
   ctx: ControllerContext,
-  graceMs = NAMESPACE_DELETION_GRACE_MS,
+  // Not a kube flag: the controller manager inside an apiserver process sets it (embedded.ts).
+  graceMs: number = ctx.options.namespaceDeletionGraceMs ?? NAMESPACE_DELETION_GRACE_MS,
 ): void {
   const nsInformer = ctx.informers.forResource('namespaces');
   const queue = queueFor<string>(
