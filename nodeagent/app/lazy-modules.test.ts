@@ -1,6 +1,7 @@
 // What a node agent loads: the CRI client (grpc-js, protobufjs) and the CRI runtime only
 // with --runtime remote, grpc-js for probes only on a pod's first grpc probe, the
-// simulated nodes' host only with --simulated-nodes. A module count, not a time or a size.
+// simulated nodes' host only with --simulated-nodes, and no general system-information
+// library (the machine is read from /proc). A module count, not a time or a size.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -23,10 +24,10 @@ function loadedByTheCommand(): string[] {
 describe('node agent: modules it never runs stay unloaded', function () {
   this.timeout(30_000);
 
-  it('the node agent command loads no gRPC, Protobuf, CRI runtime or simulated host', () => {
+  it('the node agent command loads no gRPC, Protobuf, CRI runtime, simulated host or systeminformation', () => {
     const loaded = loadedByTheCommand();
     const offending = loaded.filter((f) =>
-      /node_modules[\\/](@grpc[\\/]grpc-js|protobufjs)[\\/]|nodeagent[\\/]cri[\\/]runtime\.js$|shared[\\/]cri[\\/]client\.js$|nodeagent[\\/]simulated[\\/]host\.js$/.test(
+      /node_modules[\\/](@grpc[\\/]grpc-js|protobufjs|systeminformation)[\\/]|nodeagent[\\/]cri[\\/]runtime\.js$|shared[\\/]cri[\\/]client\.js$|nodeagent[\\/]simulated[\\/]host\.js$/.test(
         f,
       ),
     );
