@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import {
+  advanceNode,
   cpuQuantity,
   decodeResourceMetrics,
   goDuration,
@@ -40,6 +41,49 @@ describe('metrics-server points', () => {
     assert.deepEqual(u, { nanoCores: 250_000_000, memory: 7, time: 2000, windowMs: 2000 });
     assert.equal(usageBetween({ cpu: 2, memory: 5, time: 0 }, { cpu: 1, memory: 7, time: 2000 }), undefined);
     assert.equal(usageBetween(undefined, { cpu: 1, memory: 7, time: 2000 }), undefined);
+  });
+
+  it('keeps a rate while a node serves the same reading again, and starts over when a container restarts', () => {
+    // kubelet (and the agent on containerd) reads container stats every 10 s, metrics-server may scrape
+    // more often: a scrape that brings no newer sample keeps the window it had.
+    const scrape = (cpu: number, time: number, extra = '') =>
+      decodeResourceMetrics(
+        [
+          `node_cpu_usage_seconds_total ${cpu} ${time}`,
+          `node_memory_working_set_bytes 100 ${time}`,
+          `container_cpu_usage_seconds_total{container="c",namespace="ns",pod="p"} ${cpu} ${time}`,
+          `container_memory_working_set_bytes{container="c",namespace="ns",pod="p"} 5 ${time}`,
+          extra,
+        ].join('\n'),
+        Date.now(),
+      );
+    const rate = (w: ReturnType<typeof advanceNode>) => {
+      const c = w.containers.get('ns/p')?.get('c');
+      return [
+        c && usageBetween(c.prev, c.last)?.nanoCores,
+        w.node && usageBetween(w.node.prev, w.node.last)?.nanoCores,
+      ];
+    };
+    let w = advanceNode(undefined, scrape(1, 0));
+    assert.deepEqual(rate(w), [undefined, undefined], 'one point: no rate yet');
+    w = advanceNode(w, scrape(2, 10_000));
+    assert.deepEqual(rate(w), [100_000_000, 100_000_000]);
+    w = advanceNode(w, scrape(2, 10_000));
+    assert.deepEqual(rate(w), [100_000_000, 100_000_000], 'the same reading again keeps the window');
+    const extra = 'container_cpu_usage_seconds_total{container="d",namespace="ns",pod="q"} 1 10000\n';
+    w = advanceNode(
+      w,
+      scrape(
+        0.5,
+        20_000,
+        extra + 'container_memory_working_set_bytes{container="d",namespace="ns",pod="q"} 1 10000',
+      ),
+    );
+    assert.deepEqual(rate(w), [undefined, undefined], 'a counter that went back starts over');
+    assert.deepEqual([...w.containers.keys()], ['ns/p', 'ns/q']);
+    w = advanceNode(w, scrape(1, 30_000));
+    assert.deepEqual(rate(w), [50_000_000, 50_000_000]);
+    assert.deepEqual([...w.containers.keys()], ['ns/p'], 'a container gone from the scrape is dropped');
   });
 
   it('writes quantities and durations as Go does', () => {

@@ -76,6 +76,43 @@ export function decodeResourceMetrics(text: string, now: number): ResourceScrape
   return out;
 }
 
+/**
+ * The two points a series' rate is taken between. As metrics-server's storage: a sample newer
+ * than the last moves the last to previous; one no newer (the node served the same reading
+ * again: kubelet reads container stats every 10 s, not per scrape) keeps both; a counter that
+ * went back (the container restarted) starts over.
+ */
+export interface Window {
+  last: Sample;
+  prev?: Sample;
+}
+
+export function advance(w: Window | undefined, next: Sample): Window {
+  if (!w || next.cpu < w.last.cpu) return { last: next };
+  return next.time > w.last.time ? { last: next, prev: w.last } : w;
+}
+
+/** A node's windows: its own, and by "namespace/pod" then container name. */
+export interface NodeWindows {
+  node?: Window;
+  containers: Map<string, Map<string, Window>>;
+}
+
+/** The windows after one more scrape; what the scrape no longer has is dropped. */
+export function advanceNode(old: NodeWindows | undefined, scrape: ResourceScrape): NodeWindows {
+  const out: NodeWindows = {
+    node: scrape.node && advance(old?.node, scrape.node),
+    containers: new Map(),
+  };
+  for (const [pod, containers] of scrape.containers) {
+    const was = old?.containers.get(pod);
+    const m = new Map<string, Window>();
+    for (const [name, sample] of containers) m.set(name, advance(was?.get(name), sample));
+    out.containers.set(pod, m);
+  }
+  return out;
+}
+
 export interface Usage {
   /** CPU in nanocores (the rate between the two samples). */
   nanoCores: number;

@@ -26,7 +26,7 @@ import {
   type NodeUsage,
   type PodUsage,
 } from './api';
-import { decodeResourceMetrics, usageBetween, type ResourceScrape } from './points';
+import { advanceNode, decodeResourceMetrics, usageBetween, type NodeWindows } from './points';
 
 const log = logger('metrics-server');
 
@@ -46,8 +46,7 @@ export interface MetricsServerOptions {
 }
 
 interface NodeState {
-  prev?: ResourceScrape;
-  cur?: ResourceScrape;
+  windows: NodeWindows;
   labels?: Record<string, string>;
 }
 
@@ -98,7 +97,14 @@ export class MetricsServer implements MetricsSource {
     this.server = server;
     this.port = (server.address() as AddressInfo).port;
     await this.scrape();
-    this.timer = setInterval(() => void this.scrape(), this.o.resolutionMs);
+    // As metrics-server's ticker: a round still running when the next is due makes that one skip,
+    // so two rounds never race to replace a node's points.
+    let scraping = false;
+    this.timer = setInterval(() => {
+      if (scraping) return;
+      scraping = true;
+      void this.scrape().finally(() => (scraping = false));
+    }, this.o.resolutionMs);
     this.timer.unref();
     await this.register(ca.certPem);
     log.info('serving', { address: this.o.bindAddress, port: this.port });
@@ -162,8 +168,8 @@ export class MetricsServer implements MetricsSource {
               timeoutMs: 10_000,
             });
             const scrape = decodeResourceMetrics(r.body.toString('utf8'), Date.now());
-            const st = this.state.get(name) ?? {};
-            this.state.set(name, { prev: st.cur, cur: scrape, labels: n.metadata.labels });
+            const windows = advanceNode(this.state.get(name)?.windows, scrape);
+            this.state.set(name, { windows, labels: n.metadata.labels });
           } catch (err) {
             log.warn('failed to scrape node', { node: name, err: String(err) });
           }
@@ -177,8 +183,8 @@ export class MetricsServer implements MetricsSource {
   nodes(): NodeUsage[] {
     const out: NodeUsage[] = [];
     for (const [name, st] of this.state) {
-      if (!st.cur?.node) continue;
-      const usage = usageBetween(st.prev?.node, st.cur.node);
+      const w = st.windows.node;
+      const usage = w && usageBetween(w.prev, w.last);
       if (usage) out.push({ name, labels: st.labels, usage });
     }
     return out;
@@ -187,13 +193,11 @@ export class MetricsServer implements MetricsSource {
   pods(): PodUsage[] {
     const out: PodUsage[] = [];
     for (const st of this.state.values()) {
-      if (!st.cur) continue;
-      for (const [key, containers] of st.cur.containers) {
+      for (const [key, containers] of st.windows.containers) {
         if (!this.podLabels.has(key)) continue;
-        const prev = st.prev?.containers.get(key);
         const list: PodUsage['containers'] = [];
-        for (const [name, sample] of containers) {
-          const usage = usageBetween(prev?.get(name), sample);
+        for (const [name, w] of containers) {
+          const usage = usageBetween(w.prev, w.last);
           if (usage) list.push({ name, usage });
         }
         // Like metrics-server: a pod is shown only when every container has a rate.

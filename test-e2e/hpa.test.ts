@@ -77,10 +77,10 @@ describe('horizontal pod autoscaler', function () {
     const metric = hpa.status.currentMetrics[0];
     assert.equal(metric.type, 'Resource');
     assert.equal(metric.resource.name, 'cpu');
-    // The fake runtime's counter accrues 400m exactly, but the agent's /metrics/resource has no
-    // sample timestamps yet (kubelet's has), so metrics-server divides by the spacing of its
-    // scrapes as it received them: a loaded host skews the rate (521m seen in one CI run).
-    const near = (v: number, want: number) => Math.abs(v - want) <= want * 0.4;
+    // The fake runtime's counter accrues 400m exactly and the agent stamps each sample with the time
+    // it was read, so metrics-server's rate does not follow its scrape spacing: within the real
+    // HPA's own tolerance (--horizontal-pod-autoscaler-tolerance, 10%).
+    const near = (v: number, want: number) => Math.abs(v - want) <= want * 0.1;
     assert.ok(near(metric.resource.current.averageUtilization, 200), JSON.stringify(metric));
     const avg = /^(\d+)m$/.exec(metric.resource.current.averageValue);
     assert.ok(avg && near(Number(avg[1]), 400), JSON.stringify(metric));

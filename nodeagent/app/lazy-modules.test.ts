@@ -1,6 +1,8 @@
 // What a node agent loads: the CRI client (grpc-js, protobufjs) and the CRI runtime only
 // with --runtime remote, grpc-js for probes only on a pod's first grpc probe, the
-// simulated nodes' host only with --simulated-nodes. A module count, not a time or a size.
+// simulated nodes' host only with --simulated-nodes, and no general system-information
+// library (the machine is read from /proc), undici's dispatchers without the rest of its
+// index (shared/client/undici.ts). A module list, not a time or a size.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -23,16 +25,28 @@ function loadedByTheCommand(): string[] {
 describe('node agent: modules it never runs stay unloaded', function () {
   this.timeout(30_000);
 
-  it('the node agent command loads no gRPC, Protobuf, CRI runtime or simulated host', () => {
+  it('the node agent command loads no gRPC, Protobuf, CRI runtime, simulated host or systeminformation', () => {
     const loaded = loadedByTheCommand();
     const offending = loaded.filter((f) =>
-      /node_modules[\\/](@grpc[\\/]grpc-js|protobufjs)[\\/]|nodeagent[\\/]cri[\\/]runtime\.js$|shared[\\/]cri[\\/]client\.js$|nodeagent[\\/]simulated[\\/]host\.js$/.test(
+      /node_modules[\\/](@grpc[\\/]grpc-js|protobufjs|systeminformation)[\\/]|nodeagent[\\/]cri[\\/]runtime\.js$|shared[\\/]cri[\\/]client\.js$|nodeagent[\\/]simulated[\\/]host\.js$/.test(
         f,
       ),
     );
     assert.deepEqual(offending, []);
     // The agent itself was loaded (the check above is not vacuous).
     assert.ok(loaded.some((f) => f.endsWith(join('nodeagent', 'pods', 'probe-handlers.js'))));
+  });
+
+  it("loads undici's dispatchers only, not its index (fetch, WebSocket, cache, mocks)", () => {
+    const undici = loadedByTheCommand().filter((f) => /node_modules[\\/]undici[\\/]/.test(f));
+    assert.ok(
+      undici.some((f) => /[\\/]lib[\\/]dispatcher[\\/]agent\.js$/.test(f)),
+      'the Agent was loaded',
+    );
+    assert.deepEqual(
+      undici.filter((f) => /undici[\\/]index\.js$|[\\/]lib[\\/](web|mock|cache)[\\/]/.test(f)),
+      [],
+    );
   });
 
   it('the grpc prober loads grpc-js on its first probe', () => {

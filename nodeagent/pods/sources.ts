@@ -6,7 +6,7 @@
 // keeps the last good set, as the kubelet does.
 import { existsSync, readdirSync, readFileSync, statSync, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
-import { request } from 'undici';
+import { request } from '../../shared/client/undici';
 import { realClock, type Clock } from '../../shared/client/clock';
 import type { KubeObject } from '../../shared/client/types';
 import { logger } from '../../shared/log';

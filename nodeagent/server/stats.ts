@@ -261,69 +261,71 @@ export function cadvisorMetrics(src: StatsSources): string {
   return reg.expose();
 }
 
-/** GET /metrics/resource: what metrics-server scrapes. */
+/**
+ * GET /metrics/resource: what metrics-server scrapes. As kubelet's resource metrics collector: each
+ * CPU and memory sample carries the time it was read (the node's reading, the runtime's container
+ * stats), from which metrics-server takes its rates; what was not measured is left out, not zero.
+ */
 export function resourceMetrics(src: StatsSources): string {
   const r = src.readings();
   const reg = new MetricsRegistry({ currentVersion: src.currentVersion });
-  reg
-    .counter({
-      name: 'node_cpu_usage_seconds_total',
-      help: 'Cumulative cpu time consumed by the node in core-seconds',
-    })
-    .inc(undefined, (r?.cpu.usageCoreNanoSeconds ?? 0) / 1e9);
-  reg
-    .gauge({ name: 'node_memory_working_set_bytes', help: 'Current working set of the node in bytes' })
-    .set(undefined, r?.memory.used ?? 0);
+  const stable = (name: string, help: string, labels?: string[]) =>
+    ({ name, help, labels, stability: 'STABLE' }) as const;
+  const ncpu = reg.counter(
+    stable('node_cpu_usage_seconds_total', 'Cumulative cpu time consumed by the node in core-seconds'),
+  );
+  const nmem = reg.gauge(stable('node_memory_working_set_bytes', 'Current working set of the node in bytes'));
+  if (r) {
+    ncpu.inc(undefined, r.cpu.usageCoreNanoSeconds / 1e9, r.time);
+    nmem.set(undefined, r.memory.used, r.time);
+  }
   const cl = ['container', 'namespace', 'pod'];
-  const ccpu = reg.counter({
-    name: 'container_cpu_usage_seconds_total',
-    help: 'Cumulative cpu time consumed by the container in core-seconds',
-    labels: cl,
-  });
-  const cmem = reg.gauge({
-    name: 'container_memory_working_set_bytes',
-    help: 'Current working set of the container in bytes',
-    labels: cl,
-  });
-  const cstart = reg.gauge({
-    name: 'container_start_time_seconds',
-    help: 'Start time of the container since unix epoch in seconds',
-    labels: cl,
-  });
+  const ccpu = reg.counter(
+    stable(
+      'container_cpu_usage_seconds_total',
+      'Cumulative cpu time consumed by the container in core-seconds',
+      cl,
+    ),
+  );
+  const cmem = reg.gauge(
+    stable('container_memory_working_set_bytes', 'Current working set of the container in bytes', cl),
+  );
+  const cstart = reg.gauge(
+    stable('container_start_time_seconds', 'Start time of the container since unix epoch in seconds', cl),
+  );
   const pl = ['namespace', 'pod'];
-  const pcpu = reg.counter({
-    name: 'pod_cpu_usage_seconds_total',
-    help: 'Cumulative cpu time consumed by the pod in core-seconds',
-    labels: pl,
-  });
-  const pmem = reg.gauge({
-    name: 'pod_memory_working_set_bytes',
-    help: 'Current working set of the pod in bytes',
-    labels: pl,
-  });
+  const pcpu = reg.counter(
+    stable('pod_cpu_usage_seconds_total', 'Cumulative cpu time consumed by the pod in core-seconds', pl),
+  );
+  const pmem = reg.gauge(
+    stable('pod_memory_working_set_bytes', 'Current working set of the pod in bytes', pl),
+  );
   for (const p of src.pods()) {
+    const pod = podLabels(p);
     let podCPU = 0;
     let podMem = 0;
+    let podTime: number | undefined;
     for (const [name, s] of p.containers) {
       const c = s.current;
       if (!c || c.state !== 'running') continue;
+      const l = { ...pod, container: name };
+      if (c.startedAt) cstart.set(l, c.startedAt / 1000);
       const u = src.usage?.(c.id);
-      const l = { ...podLabels(p), container: name };
-      ccpu.inc(l, (u?.cpuCoreNanoSeconds ?? 0) / 1e9);
-      cmem.set(l, u?.memoryWorkingSetBytes ?? 0);
-      cstart.set(l, (c.startedAt ?? 0) / 1000);
-      podCPU += u?.cpuCoreNanoSeconds ?? 0;
-      podMem += u?.memoryWorkingSetBytes ?? 0;
+      if (!u) continue;
+      ccpu.inc(l, u.cpuCoreNanoSeconds / 1e9, u.time);
+      cmem.set(l, u.memoryWorkingSetBytes, u.time);
+      podCPU += u.cpuCoreNanoSeconds;
+      podMem += u.memoryWorkingSetBytes;
+      podTime = Math.max(podTime ?? 0, u.time);
     }
-    pcpu.inc(podLabels(p), podCPU / 1e9);
-    pmem.set(podLabels(p), podMem);
+    if (podTime === undefined) continue;
+    pcpu.inc(pod, podCPU / 1e9, podTime);
+    pmem.set(pod, podMem, podTime);
   }
-  reg
-    .gauge({
-      name: 'resource_scrape_error',
-      help: '1 if there was an error while getting container metrics, 0 otherwise',
-    })
-    .set(undefined, 0);
+  const scrapeErrorHelp = '1 if there was an error while getting container metrics, 0 otherwise';
+  // Deprecated in 1.29 for resource_scrape_error: hidden by the registry's rules, as in kubelet.
+  reg.gauge({ name: 'scrape_error', help: scrapeErrorHelp, deprecatedVersion: '1.29' }).set(undefined, 0);
+  reg.gauge(stable('resource_scrape_error', scrapeErrorHelp)).set(undefined, 0);
   return reg.expose();
 }
 

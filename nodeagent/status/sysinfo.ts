@@ -1,16 +1,13 @@
-// What the node agent knows of its machine, read with systeminformation (and
-// a few /proc and /etc files the kubelet reads through cAdvisor): static facts
-// for Node.status.nodeInfo and capacity, and readings for the eviction
-// signals and /stats/summary.
+// What the node agent knows of its machine, read from the /proc, /sys and /etc
+// files the kubelet reads through cAdvisor (meminfo, mounts, os-release,
+// machine-id, the DMI product UUID): static facts for Node.status.nodeInfo and
+// capacity, and readings for the eviction signals and /stats/summary. No
+// library: a general one (systeminformation) made ~0.7 MB of source resident
+// and ran `df` at every reading.
 import { readFile, statfs } from 'node:fs/promises';
-import { networkInterfaces } from 'node:os';
+import { cpus, freemem, networkInterfaces, release, totalmem } from 'node:os';
 import { realpathSync } from 'node:fs';
-import * as si from 'systeminformation';
-import type { Systeminformation } from 'systeminformation';
-import { logger } from '../../shared/log';
 import type { Observations } from './eviction';
-
-const log = logger('nodeagent/status');
 
 export interface MachineInfo {
   /** Logical CPUs. */
@@ -71,37 +68,66 @@ function uuidFrom(hex: string): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }
 
+/** MemTotal and MemAvailable of /proc/meminfo in bytes (the kernel's estimate, as cAdvisor reads it). */
+async function readMemory(): Promise<{ total: number; available: number }> {
+  const text = await readTrim('/proc/meminfo');
+  const kB = (name: string) => {
+    const m = new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text);
+    return m ? Number(m[1]) * 1024 : undefined;
+  };
+  const total = kB('MemTotal');
+  if (total === undefined) return { total: totalmem(), available: freemem() };
+  const available = kB('MemAvailable') ?? (kB('MemFree') ?? 0) + (kB('Buffers') ?? 0) + (kB('Cached') ?? 0);
+  return { total, available };
+}
+
 /** The machine's facts (read once at start). */
 export async function readMachineInfo(): Promise<MachineInfo> {
-  const [cpu, mem, os, sys, uuid, osRelease, machineIdFile, bootID, productUUID] = await Promise.all([
-    si.cpu(),
-    si.mem(),
-    si.osInfo(),
-    si.system(),
-    si.uuid(),
+  const [mem, osRelease, etcMachineID, dbusMachineID, bootID, productUUID] = await Promise.all([
+    readMemory(),
     readTrim('/etc/os-release'),
     readTrim('/etc/machine-id'),
+    readTrim('/var/lib/dbus/machine-id'),
     readTrim('/proc/sys/kernel/random/boot_id'),
     readTrim('/sys/class/dmi/id/product_uuid'),
   ]);
-  const machineID = machineIdFile || uuid.os || '';
+  const cpuList = cpus();
+  const machineID = etcMachineID || dbusMachineID;
   return {
-    cores: cpu.cores || 1,
+    cores: cpuList.length || 1,
     memoryCapacity: mem.total,
-    kernelVersion: os.kernel,
-    osImage:
-      osReleasePrettyName(osRelease) ??
-      [os.distro, os.release, os.codename ? `(${os.codename})` : ''].filter(Boolean).join(' '),
+    kernelVersion: release(),
+    osImage: osReleasePrettyName(osRelease) ?? 'Linux',
     operatingSystem: process.platform === 'win32' ? 'windows' : process.platform,
     architecture: goArch(process.arch),
     machineID,
-    systemUUID: productUUID || sys.uuid || uuid.hardware || (machineID ? uuidFrom(machineID) : ''),
+    systemUUID: productUUID || (machineID ? uuidFrom(machineID) : ''),
     bootID,
-    cpuModel: cpu.brand,
+    cpuModel: cpuList[0]?.model.trim() ?? '',
   };
 }
 
-/** The filesystem holding path: the mount with the longest matching prefix. */
+/** /proc/mounts writes a space, tab, newline or backslash in a field as an octal escape. */
+const unescapeMountField = (f: string) =>
+  f.replace(/\\([0-7]{3})/g, (_m, o: string) => String.fromCharCode(parseInt(o, 8)));
+
+/** The mount holding path: the longest mount point that is a prefix of it (the last one mounted there). */
+async function mountOf(path: string): Promise<{ device: string; mountpoint: string } | undefined> {
+  let best: { device: string; mountpoint: string } | undefined;
+  for (const line of (await readTrim('/proc/self/mounts')).split('\n')) {
+    const [device, mountpoint] = line.split(' ').map(unescapeMountField);
+    if (!mountpoint) continue;
+    const prefix = mountpoint.endsWith('/') ? mountpoint : `${mountpoint}/`;
+    if (
+      (path === mountpoint || path.startsWith(prefix)) &&
+      mountpoint.length >= (best?.mountpoint.length ?? 0)
+    )
+      best = { device, mountpoint };
+  }
+  return best;
+}
+
+/** The filesystem holding path: its mount (device and mount point) and statfs's sizes, as df gives them. */
 export async function readFilesystem(path: string): Promise<FsReading> {
   let real = path;
   try {
@@ -109,70 +135,27 @@ export async function readFilesystem(path: string): Promise<FsReading> {
   } catch {
     // not created yet: use the path as given
   }
-  let best: Systeminformation.FsSizeData | undefined;
-  try {
-    for (const f of await si.fsSize()) {
-      const m = f.mount.endsWith('/') ? f.mount : `${f.mount}/`;
-      if (
-        (real === f.mount || real.startsWith(m) || f.mount === '/') &&
-        (!best || f.mount.length > best.mount.length)
-      )
-        best = f;
-    }
-  } catch (err) {
-    log.v(2)?.info('systeminformation fsSize failed, using statfs', { err: String(err) });
-  }
-  let st:
-    | { blocks: number; bsize: number; bavail: number; bfree: number; files: number; ffree: number }
-    | undefined;
+  const mount = await mountOf(real);
+  const at = { device: mount?.device ?? '', mountpoint: mount?.mountpoint ?? real };
   try {
     const s = await statfs(real);
-    st = {
-      blocks: s.blocks,
-      bsize: s.bsize,
-      bavail: s.bavail,
-      bfree: s.bfree,
-      files: s.files,
-      ffree: s.ffree,
+    return {
+      ...at,
+      capacity: s.blocks * s.bsize,
+      available: s.bavail * s.bsize,
+      used: (s.blocks - s.bfree) * s.bsize,
+      ...(s.files > 0 ? { inodes: s.files, inodesFree: s.ffree } : {}),
     };
   } catch {
-    st = undefined;
+    return { ...at, capacity: 0, available: 0, used: 0 };
   }
-  if (best && best.size > 0) {
-    return {
-      device: best.fs,
-      mountpoint: best.mount,
-      capacity: best.size,
-      available: best.available,
-      used: best.used,
-      ...(st && st.files > 0 ? { inodes: st.files, inodesFree: st.ffree } : {}),
-    };
-  }
-  if (st) {
-    return {
-      device: '',
-      mountpoint: real,
-      capacity: st.blocks * st.bsize,
-      available: st.bavail * st.bsize,
-      used: (st.blocks - st.bfree) * st.bsize,
-      ...(st.files > 0 ? { inodes: st.files, inodesFree: st.ffree } : {}),
-    };
-  }
-  return { device: '', mountpoint: real, capacity: 0, available: 0, used: 0 };
 }
 
 /** Threads in the system and the kernel's pid limit (pid.available = max - running). */
 async function readPids(): Promise<{ max: number; running: number }> {
   const max = Number(await readTrim('/proc/sys/kernel/pid_max')) || 32768;
-  const loadavg = await readTrim('/proc/loadavg');
-  const m = /\s\d+\/(\d+)\s/.exec(loadavg);
-  if (m) return { max, running: Number(m[1]) };
-  try {
-    const p = await si.processes();
-    return { max, running: p.all };
-  } catch {
-    return { max, running: 0 };
-  }
+  const m = /\s\d+\/(\d+)\s/.exec(await readTrim('/proc/loadavg'));
+  return { max, running: m ? Number(m[1]) : 0 };
 }
 
 /** Reads the machine's current usage; `rootDir` selects the filesystem (nodefs). */
@@ -193,7 +176,7 @@ export class SystemReader {
 
   async read(now = Date.now()): Promise<Readings> {
     const [mem, fs, pids, cpuNs] = await Promise.all([
-      si.mem(),
+      readMemory(),
       readFilesystem(this.rootDir),
       readPids(),
       this.cpuTime(),

@@ -6,8 +6,8 @@
 // on connection resets for GETs.
 import { readFileSync } from 'node:fs';
 import { basename, extname } from 'node:path';
-import { Agent } from 'undici';
-import type { Dispatcher } from 'undici';
+import type { Agent as UndiciAgent, Dispatcher } from 'undici';
+import { Agent } from './undici';
 import { logger } from '../log';
 import { decodeObject, encodeObject, protobufSupported, PROTOBUF_MEDIA_TYPE } from '../codec/protobuf';
 import { goShapeObject } from '../codec/go-json';
@@ -124,7 +124,7 @@ export class Transport {
   readonly agent: Agent;
   /** HTTP/1.1 only, for DELETE with DeleteOptions: undici's HTTP/2 client cannot send a body with a DELETE. */
   private http1?: Agent;
-  private readonly connect: Agent.Options['connect'];
+  private readonly connect: UndiciAgent.Options['connect'];
   private readonly tokens: TokenSource;
   private closed = false;
 

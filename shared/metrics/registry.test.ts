@@ -18,6 +18,28 @@ describe('metrics registry', () => {
     assert.match(text, /^c_seconds_count\{v="GET"\} 2$/m);
   });
 
+  it('writes a sample timestamp (ms) after the value of series read at a known time, only for those', () => {
+    const r = new MetricsRegistry({ currentVersion: '1.36' });
+    const c = r.counter({ name: 'a_total', help: 'A.', labels: ['x'] });
+    c.inc({ x: '1' }, 2.5, 1_700_000_000_123);
+    c.inc({ x: '2' }, 1);
+    const g = r.gauge({ name: 'b', help: 'B.', labels: ['x'] });
+    g.set({ x: '1' }, 7, 1_700_000_000_456.4);
+    g.set({ x: '2' }, 8, 1_700_000_000_789);
+    g.delete({ x: '2' });
+    g.set({ x: '2' }, 9);
+    const samples = r
+      .expose()
+      .split('\n')
+      .filter((l) => l && !l.startsWith('#'));
+    assert.deepEqual(samples, [
+      'a_total{x="1"} 2.5 1700000000123',
+      'a_total{x="2"} 1',
+      'b{x="1"} 7 1700000000456',
+      'b{x="2"} 9',
+    ]);
+  });
+
   it("orders families in Go's byte order, as client_golang does (not by locale)", () => {
     const r = new MetricsRegistry({ currentVersion: '1.36' });
     for (const name of ['b_total', 'a_b', 'a1b', 'B_up']) r.gauge({ name, help: 'X.' }).set(undefined, 1);

@@ -42,6 +42,22 @@ export abstract class Metric {
   static keyOf(values: string[]): string {
     return values.join('\u0000');
   }
+  /** Sample timestamps (ms since the epoch) by series key: values read at a known time, as kubelet's
+   * resource metrics carry; most series have none and are stamped by the scraper on receipt. */
+  private times?: Map<string, number>;
+  protected stamp(k: string, timeMs: number | undefined): void {
+    if (timeMs !== undefined) (this.times ??= new Map()).set(k, Math.round(timeMs));
+  }
+  protected unstamp(k?: string): void {
+    if (k === undefined) this.times = undefined;
+    else this.times?.delete(k);
+  }
+  /** One sample line: `name{labels} value [timestamp]`. */
+  protected line(k: string, v: number): string {
+    const t = this.times?.get(k);
+    const line = `${this.opts.name}${this.labelText(k)} ${formatNumber(v)}`;
+    return t === undefined ? line : `${line} ${t}`;
+  }
   protected labelText(key: string, extra?: [string, string]): string {
     const values = key === '' && this.labelNames.length === 0 ? [] : key.split('\u0000');
     const pairs = this.labelNames.map((n, i) => `${n}="${escapeLabel(values[i] ?? '')}"`);
@@ -55,8 +71,11 @@ export abstract class Metric {
 export class Counter extends Metric {
   readonly type = 'counter';
   private readonly values = new Map<string, number>();
-  inc(labels?: Labels, by = 1): void {
-    this.incKey(this.key(labels), by);
+  /** timeMs: when the value was read, written as the sample's timestamp. */
+  inc(labels?: Labels, by = 1, timeMs?: number): void {
+    const k = this.key(labels);
+    this.incKey(k, by);
+    this.stamp(k, timeMs);
   }
   /** inc() of the series Metric.keyOf names. */
   incKey(k: string, by = 1): void {
@@ -66,18 +85,22 @@ export class Counter extends Metric {
     return this.values.get(this.key(labels)) ?? 0;
   }
   samples(): string[] {
-    return [...this.values].map(([k, v]) => `${this.opts.name}${this.labelText(k)} ${formatNumber(v)}`);
+    return [...this.values].map(([k, v]) => this.line(k, v));
   }
   reset(): void {
     this.values.clear();
+    this.unstamp();
   }
 }
 
 export class Gauge extends Metric {
   readonly type = 'gauge';
   private readonly values = new Map<string, number>();
-  set(labels: Labels | undefined, v: number): void {
-    this.values.set(this.key(labels), v);
+  /** timeMs: when the value was read, written as the sample's timestamp. */
+  set(labels: Labels | undefined, v: number, timeMs?: number): void {
+    const k = this.key(labels);
+    this.values.set(k, v);
+    this.stamp(k, timeMs);
   }
   inc(labels?: Labels, by = 1): void {
     const k = this.key(labels);
@@ -91,13 +114,16 @@ export class Gauge extends Metric {
   }
   /** Drops one series (what it measured is gone). */
   delete(labels?: Labels): void {
-    this.values.delete(this.key(labels));
+    const k = this.key(labels);
+    this.values.delete(k);
+    this.unstamp(k);
   }
   samples(): string[] {
-    return [...this.values].map(([k, v]) => `${this.opts.name}${this.labelText(k)} ${formatNumber(v)}`);
+    return [...this.values].map(([k, v]) => this.line(k, v));
   }
   reset(): void {
     this.values.clear();
+    this.unstamp();
   }
 }
 
