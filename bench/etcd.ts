@@ -33,6 +33,13 @@ async function healthy(url: string): Promise<boolean> {
   }
 }
 
+/** As the etcd asset runs it: without the extra CA certificates node would parse at start. */
+function assetEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  delete env.NODE_EXTRA_CA_CERTS;
+  return env;
+}
+
 async function once(
   command: string[],
   noFsync: boolean,
@@ -48,7 +55,10 @@ async function once(
     ...(noFsync ? ['--unsafe-no-fsync=true'] : []),
   ];
   const t0 = performance.now();
-  const child: ChildProcess = spawn(command[0], [...command.slice(1), ...args], { stdio: 'ignore' });
+  const child: ChildProcess = spawn(command[0], [...command.slice(1), ...args], {
+    stdio: 'ignore',
+    env: assetEnv(),
+  });
   try {
     while (!(await healthy(url))) await new Promise((r) => setTimeout(r, 10));
     const readyMs = performance.now() - t0;

@@ -51,7 +51,7 @@ function writeNodeAsset(
   script: string,
   args: string[],
   what: string,
-  v8Flags: readonly string[] = [],
+  o: { v8Flags?: readonly string[]; trustStore?: boolean } = {},
 ): void {
   if (!existsSync(script)) throw new Error(`${script} is missing: run npm run build`);
   const path = join(dir, name);
@@ -77,7 +77,10 @@ function writeNodeAsset(
       '  # Help needs no trust store: parsing the extra CA certificates costs node ~70 ms.',
       '  unset NODE_EXTRA_CA_CERTS',
       'fi',
-      `exec ${[process.execPath, ...v8Flags, script, ...args].map(quote).join(' ')} "$@"`,
+      ...(o.trustStore === false
+        ? ['# It dials no TLS server: no trust store to parse at start either.', 'unset NODE_EXTRA_CA_CERTS']
+        : []),
+      `exec ${[process.execPath, ...(o.v8Flags ?? []), script, ...args].map(quote).join(' ')} "$@"`,
       '',
     ].join('\n'),
   );
@@ -108,14 +111,10 @@ export function writeEnvtestAssets(dirArg: string, opts: { etcd?: EtcdChoice } =
     etcd = systemEtcd;
   } else {
     etcd = join(DIST, 'cmd', 'etcd.js');
-    writeNodeAsset(
-      dir,
-      'etcd',
-      etcd,
-      [],
-      "tkube's etcd, the etcd v3 API on tkube's own store",
-      V8_FLAGS.etcd,
-    );
+    writeNodeAsset(dir, 'etcd', etcd, [], "tkube's etcd, the etcd v3 API on tkube's own store", {
+      v8Flags: V8_FLAGS.etcd,
+      trustStore: false,
+    });
   }
   link(kubectl, join(dir, 'kubectl'));
   return { dir, assets: { 'kube-apiserver': apiserver, etcd, kubectl } };
