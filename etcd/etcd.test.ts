@@ -4,6 +4,7 @@
 // and leases, etcd's errors, and the flags envtest looks for.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import * as http2 from 'node:http2';
 import { GrpcClient, GrpcStatus, type GrpcStream } from '../apiserver/storage/etcd3/grpc-client';
 import {
   METHOD,
@@ -22,6 +23,7 @@ import {
   decodeWatch,
 } from '../apiserver/storage/etcd3/responses';
 import { Reader, encode, varintTag } from '../shared/etcd/wire';
+import { MAX_STREAM_PENDING } from './grpc';
 import { type EtcdServer, standInCommand, startStandIn } from './testing';
 
 const T = 5_000;
@@ -199,6 +201,44 @@ describe('tkube etcd as a process', function () {
     assert.equal(next.revision, b.revision + 1);
     const again = await put('/restart/c', 'x', grant.id);
     assert.ok(again.revision > 0, 'the lease survived');
+  });
+
+  it('resets a watch stream whose client stopped reading once its backlog passes the bound', async () => {
+    // A client of its own (node:http2) that opens a watch and never reads.
+    const session = http2.connect(etcd!.endpoint);
+    session.on('error', () => {});
+    const stream = session.request({
+      ':method': 'POST',
+      ':path': METHOD.watch,
+      'content-type': 'application/grpc',
+      te: 'trailers',
+    });
+    stream.on('error', () => {});
+    const create = watchCreate({
+      key: '/slow/',
+      rangeEnd: Buffer.from('/slow0'),
+      startRevision: 0,
+      watchId: 0,
+      prevKv: false,
+      fragment: false,
+      progressNotify: false,
+    });
+    const head = Buffer.alloc(5);
+    head.writeUInt32BE(create.length, 1);
+    stream.write(Buffer.concat([head, create]));
+    stream.pause();
+    const closed = new Promise<number>((r) => stream.on('close', () => r(stream.rstCode ?? 0)));
+    try {
+      const value = 'v'.repeat(1 << 20);
+      for (let i = 0; i * (1 << 20) < MAX_STREAM_PENDING + (8 << 20); i++) await put(`/slow/${i % 8}`, value);
+      // The reset goes out as the last put is published; the wait only covers a slow host.
+      const still = new Promise<string>((r) => setTimeout(() => r('still open'), 10_000).unref());
+      assert.equal(await Promise.race([closed, still]), http2.constants.NGHTTP2_ENHANCE_YOUR_CALM);
+      // The server is fine: other calls go on.
+      assert.equal((await get('/slow/0')).kvs.length, 1);
+    } finally {
+      session.destroy();
+    }
   });
 
   it("answers --help with envtest's --unsafe-no-fsync line and --version, loading no server", () => {

@@ -2,6 +2,7 @@
 // messages in (5-byte length prefix), the messages out, and the status in trailers. Unary
 // methods answer one message; streaming ones (Watch, LeaseKeepAlive) talk both ways until
 // either side ends. No compression: etcd's clients ask for none.
+import { ErrorCode } from '../shared/http2/frames';
 import type { ServerStream } from '../shared/http2/server-session';
 import { GrpcStatus } from '../shared/etcd/grpc-status';
 import { type Fields, encode } from '../shared/etcd/wire';
@@ -13,6 +14,13 @@ export interface StreamHandler {
   close(): void;
 }
 export type Streaming = (send: (msg: Buffer) => void) => StreamHandler;
+
+/**
+ * What a streaming call may have queued for a client that does not read (its flow-control
+ * window is full) before the stream is reset: etcd holds a slow watcher back instead, but here
+ * the responses would pile up in memory without bound. The client re-watches from where it was.
+ */
+export const MAX_STREAM_PENDING = 64 << 20;
 
 export interface Routes {
   unary: ReadonlyMap<string, Unary>;
@@ -128,7 +136,14 @@ export function serveGrpc(s: ServerStream, path: string, routes: Routes): void {
     return;
   }
   s.respond(200, GRPC_HEADERS, false);
-  const handler = streaming!((msg) => s.write(framed(msg)));
+  const handler = streaming!((msg) => {
+    if (s.closed) return;
+    s.write(framed(msg));
+    if (s.pending > MAX_STREAM_PENDING) {
+      handler.close();
+      s.reset(ErrorCode.ENHANCE_YOUR_CALM);
+    }
+  });
   s.onData = (chunk) => {
     s.consumed(chunk.length);
     const ok = deframer.push(chunk, (m) => {
