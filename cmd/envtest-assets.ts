@@ -5,16 +5,16 @@ import { writeEnvtestAssets } from '../shared/cluster/envtest-assets';
 export function envtestAssetsCommand(): Command {
   return new Command('envtest-assets')
     .description(
-      "write kube-apiserver (tkube's apiserver with the controllers envtest lacks: namespace deletion, garbage collection ...), etcd (the installed one, or tkube's stand-in) and kubectl into a directory for KUBEBUILDER_ASSETS",
+      "write kube-apiserver (tkube's apiserver with the controllers envtest lacks: namespace deletion, garbage collection ...), etcd (tkube's stand-in, or the installed one) and kubectl into a directory for KUBEBUILDER_ASSETS",
     )
     .requiredOption('--dir <dir>', 'the directory to write (created if missing)')
     .addOption(
       new Option(
         '--etcd <which>',
-        "the etcd asset: auto (the etcd on PATH if there is one, else tkube's), tkube (tkube's etcd stand-in) or system (the etcd on PATH)",
+        "the etcd asset: tkube (tkube's etcd stand-in) or system (the etcd on PATH, e.g. Debian's etcd-server)",
       )
-        .choices(['auto', 'tkube', 'system'])
-        .default('auto'),
+        .choices(['tkube', 'system'])
+        .default('tkube'),
     )
     .action((o) => {
       const { dir, assets } = writeEnvtestAssets(o.dir, { etcd: o.etcd });

@@ -97,8 +97,7 @@ describe('envtest on tkube (tkube envtest-assets)', function () {
   before(async function () {
     if (!haveKubectl) this.skip();
     dir = tempDir('envtest');
-    // tkube's etcd whether or not one is installed: its own test of the stand-in as envtest runs it.
-    const { dir: assets } = writeEnvtestAssets(join(dir, 'assets'), { etcd: 'tkube' });
+    const { dir: assets } = writeEnvtestAssets(join(dir, 'assets'));
     env = await startEnvtest(assets, join(dir, 'logs'));
   });
 
