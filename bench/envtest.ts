@@ -3,10 +3,11 @@
 // with the apiserver's CPU time at ready and both assets' RSS (the machine is shared: CPU
 // time says more than wall clock). With --parallel N, N environments start side by side
 // (parallel suites) and the time until all are ready and all have stopped is printed.
-// Figures only, no assertion. Usage: node dist/bench/envtest.js [runs] [--parallel N]
+// --etcd tkube|system picks the etcd asset (tkube envtest-assets --etcd).
+// Figures only, no assertion. Usage: node dist/bench/envtest.js [runs] [--parallel N] [--etcd tkube|system]
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeEnvtestAssets } from '../shared/cluster/envtest-assets';
+import { type EtcdChoice, writeEnvtestAssets } from '../shared/cluster/envtest-assets';
 import { startEnvtest, type Envtest } from '../test-e2e/support/envtest';
 import { tempDir } from '../test-e2e/support/processes';
 
@@ -69,9 +70,11 @@ async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const p = args.indexOf('--parallel');
   const n = p >= 0 ? Number(args.splice(p, 2)[1]) : 0;
+  const e = args.indexOf('--etcd');
+  const etcd = e >= 0 ? (args.splice(e, 2)[1] as EtcdChoice) : undefined;
   const runs = Number(args[0] ?? 5);
   const dir = tempDir('envtest-bench');
-  const { dir: assets } = writeEnvtestAssets(join(dir, 'assets'));
+  const { dir: assets } = writeEnvtestAssets(join(dir, 'assets'), { etcd });
   try {
     if (n) await parallel(assets, dir, n);
     else await sequential(assets, dir, runs);

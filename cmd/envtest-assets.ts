@@ -1,15 +1,23 @@
 // tkube envtest-assets: a KUBEBUILDER_ASSETS directory for controller-runtime's envtest.
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { writeEnvtestAssets } from '../shared/cluster/envtest-assets';
 
 export function envtestAssetsCommand(): Command {
   return new Command('envtest-assets')
     .description(
-      "write kube-apiserver (tkube's apiserver with the controllers envtest lacks: namespace deletion, garbage collection ...), etcd and kubectl into a directory for KUBEBUILDER_ASSETS",
+      "write kube-apiserver (tkube's apiserver with the controllers envtest lacks: namespace deletion, garbage collection ...), etcd (tkube's stand-in, or the installed one) and kubectl into a directory for KUBEBUILDER_ASSETS",
     )
     .requiredOption('--dir <dir>', 'the directory to write (created if missing)')
+    .addOption(
+      new Option(
+        '--etcd <which>',
+        "the etcd asset: tkube (tkube's etcd stand-in) or system (the etcd on PATH, e.g. Debian's etcd-server)",
+      )
+        .choices(['tkube', 'system'])
+        .default('tkube'),
+    )
     .action((o) => {
-      const { dir, assets } = writeEnvtestAssets(o.dir);
+      const { dir, assets } = writeEnvtestAssets(o.dir, { etcd: o.etcd });
       console.error(`kube-apiserver → ${assets['kube-apiserver']}`);
       console.error(`etcd → ${assets.etcd}`);
       console.error(`kubectl → ${assets.kubectl}`);

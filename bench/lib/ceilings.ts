@@ -9,7 +9,7 @@ import type { Storage } from '../../apiserver/storage/interface';
 import { openEmbeddedStorage } from '../../apiserver/storage/embedded/index';
 import { openEtcdStorage } from '../../apiserver/storage/etcd3/index';
 import { METHOD, putFields, rangeFields } from '../../apiserver/storage/etcd3/proto';
-import { encode } from '../../apiserver/storage/etcd3/wire';
+import { encode } from '../../shared/etcd/wire';
 import { Api } from './api';
 import { CpuMeter, NoiseMeter, forkScript, removeDir, tempDir, terminate } from './procs';
 import type { Target } from './procs';

@@ -55,6 +55,7 @@ export interface StartOptions {
  */
 export const V8_FLAGS: Readonly<Record<string, readonly string[]>> = {
   apiserver: ['--max-semi-space-size=32'],
+  etcd: ['--max-semi-space-size=1'],
 };
 
 /** `node <V8 flags> dist/cmd/<executable>.js`: the command line an executable is started with. */

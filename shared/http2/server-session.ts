@@ -80,6 +80,8 @@ export class ServerStream {
   /** @internal */ queue: Buffer[] = [];
   /** @internal */ queued = 0;
   /** @internal */ endQueued = false;
+  /** @internal Trailers to send once the queued body is out. */
+  trailerFields: readonly (readonly [string, string])[] | null = null;
   /** @internal */ endSent = false;
   /** @internal */ needDrain = false;
   /** @internal */ remoteEnded: boolean;
@@ -111,6 +113,12 @@ export class ServerStream {
   write(data: Buffer, end = false): boolean {
     if (this.closed || this.endQueued) return false;
     return this.session.sendData(this, data, end);
+  }
+
+  /** Ends the response with a trailing header block (gRPC's status), after the body written so far. */
+  trailers(fields: readonly (readonly [string, string])[]): void {
+    if (this.closed || this.endQueued || !this.headersSent) return;
+    this.session.sendTrailers(this, fields);
   }
 
   /** Ends the stream now (RST_STREAM): the client sees the answer cut short. */
@@ -258,6 +266,13 @@ export class ServerSession {
     return false;
   }
 
+  /** @internal */
+  sendTrailers(s: ServerStream, fields: readonly (readonly [string, string])[]): void {
+    s.trailerFields = fields;
+    s.endQueued = true;
+    this.pump(s);
+  }
+
   /** Frames what the windows allow of a stream's queue. */
   private pump(s: ServerStream): void {
     while (s.queue.length && s.sendWindow > 0 && this.sendWindow > 0 && !this.socketFull) {
@@ -274,13 +289,16 @@ export class ServerSession {
       s.queued -= n;
       s.sendWindow -= n;
       this.sendWindow -= n;
-      const last = s.endQueued && s.queue.length === 0;
+      const last = s.endQueued && s.queue.length === 0 && !s.trailerFields;
       this.writeData(s.id, last ? Flag.END_STREAM : 0, chunk);
       if (last) s.endSent = true;
     }
     if (s.endQueued && !s.endSent && s.queue.length === 0) {
-      this.writeData(s.id, Flag.END_STREAM, EMPTY);
-      s.endSent = true;
+      if (s.trailerFields) this.sendHeaders(s, s.trailerFields, true);
+      else {
+        this.writeData(s.id, Flag.END_STREAM, EMPTY);
+        s.endSent = true;
+      }
     }
     if (s.queue.length) this.blocked.add(s);
     else this.blocked.delete(s);

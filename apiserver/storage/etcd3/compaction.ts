@@ -15,7 +15,7 @@ import type { Connection } from './connection';
 import { isCompactedError, toStorageError } from './etcd-errors';
 import { CmpResult, METHOD, Target, compactionFields, compare, opPut, opRange, txnFields } from './proto';
 import { decodeHeaderOnly, decodeTxn } from './responses';
-import { encode } from './wire';
+import { encode } from '../../../shared/etcd/wire';
 
 const log = logger('storage/etcd3/compactor');
 

@@ -34,6 +34,8 @@ export interface StartEtcdOptions {
   readyTimeoutMs?: number;
   /** More etcd flags. */
   extraArgs?: string[];
+  /** The program and its first arguments, for an etcd stand-in that takes etcd's flags (default: etcdBinary()). */
+  command?: readonly string[];
 }
 
 export interface EtcdServer {
@@ -203,7 +205,7 @@ function terminate(child: ChildProcess, graceMs: number): Promise<void> {
 
 /** Starts one etcd; retries with other ports when a port turns out taken. */
 export async function startEtcd(opts: StartEtcdOptions = {}): Promise<EtcdServer> {
-  const bin = etcdBinary();
+  const bin = opts.command ? opts.command[0] : etcdBinary();
   if (!bin) throw new Error('etcd is not installed (apt-get install etcd-server, or set ETCD_BIN)');
   installExitHook();
   const fixedPorts = opts.clientPort !== undefined || opts.peerPort !== undefined;
@@ -241,10 +243,14 @@ async function startOnce(bin: string, opts: StartEtcdOptions): Promise<EtcdServe
   const logFile = path.join(owned ? root : tmpdir(), `etcd-${clientPort}.log`);
   const logFd = openSync(logFile, 'a');
 
-  const child = spawn(bin, etcdArgs(dataDir, clientPort, peerPort, opts), {
-    stdio: ['ignore', logFd, logFd],
-    env: etcdEnv(),
-  });
+  const child = spawn(
+    bin,
+    [...(opts.command?.slice(1) ?? []), ...etcdArgs(dataDir, clientPort, peerPort, opts)],
+    {
+      stdio: ['ignore', logFd, logFd],
+      env: etcdEnv(),
+    },
+  );
   closeSync(logFd);
   child.unref();
   const pid = child.pid;

@@ -9,7 +9,7 @@ import { type EtcdStorage, openEtcdStorage } from './index';
 import { COMPACT_REV_KEY } from './compaction';
 import { METHOD, leaseRevokeFields } from './proto';
 import { type EtcdKeyValue, decodeHeaderOnly } from './responses';
-import { encode } from './wire';
+import { encode } from '../../../shared/etcd/wire';
 
 const b = (s: string) => Buffer.from(s);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

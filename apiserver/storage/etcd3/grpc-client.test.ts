@@ -7,7 +7,7 @@ import { type EtcdServer, etcdAvailable, startEtcd } from './etcd-server';
 import { METHOD, prefixEnd, putFields, rangeFields, watchCreate } from './proto';
 import { decodePut, decodeRange, decodeWatch, type WatchResp } from './responses';
 import { GrpcCallError, GrpcClient, GrpcStatus } from './grpc-client';
-import { encode } from './wire';
+import { encode } from '../../../shared/etcd/wire';
 
 const failure = async (p: Promise<unknown>): Promise<GrpcCallError> => {
   try {

@@ -14,30 +14,9 @@
 import { EventEmitter } from 'node:events';
 import { encodeHeaders, type HeaderFields } from '../../../shared/http2/hpack';
 import { H2Session, type StreamAborted, type StreamHandler } from '../../../shared/http2/client-session';
+import { GrpcStatus } from '../../../shared/etcd/grpc-status';
 
-/**
- * gRPC status codes (grpc/grpc doc/statuscodes.md). grpc-js's `status` has the same numbers, but
- * importing it loads all of grpc-js, which the apiserver no longer needs for anything else.
- */
-export enum GrpcStatus {
-  OK = 0,
-  CANCELLED = 1,
-  UNKNOWN = 2,
-  INVALID_ARGUMENT = 3,
-  DEADLINE_EXCEEDED = 4,
-  NOT_FOUND = 5,
-  ALREADY_EXISTS = 6,
-  PERMISSION_DENIED = 7,
-  RESOURCE_EXHAUSTED = 8,
-  FAILED_PRECONDITION = 9,
-  ABORTED = 10,
-  OUT_OF_RANGE = 11,
-  UNIMPLEMENTED = 12,
-  INTERNAL = 13,
-  UNAVAILABLE = 14,
-  DATA_LOSS = 15,
-  UNAUTHENTICATED = 16,
-}
+export { GrpcStatus };
 
 /** The TLS material of an https:// endpoint, already read. */
 export interface GrpcTls {

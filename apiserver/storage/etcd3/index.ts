@@ -5,7 +5,7 @@ import { Connection, type TlsFiles, grpcStatus } from './connection';
 import { METHOD, rangeFields } from './proto';
 import { decodeRange } from './responses';
 import { EtcdStorage } from './store';
-import { encode } from './wire';
+import { encode } from '../../../shared/etcd/wire';
 
 export { EtcdStorage } from './store';
 export type { TlsFiles } from './connection';

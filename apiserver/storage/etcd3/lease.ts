@@ -5,7 +5,7 @@
 import type { Connection } from './connection';
 import { METHOD, leaseGrantFields } from './proto';
 import { decodeLeaseGrant } from './responses';
-import { encode } from './wire';
+import { encode } from '../../../shared/etcd/wire';
 
 /** Like kube: the extra time is 5% of the TTL, capped by the reuse duration. */
 const REUSE_PERCENT = 0.05;

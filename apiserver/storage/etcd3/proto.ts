@@ -1,19 +1,10 @@
 // The requests of etcd's v3 API we send (etcdserverpb.KV, Watch, Lease,
 // Maintenance). Field numbers follow etcd's rpc.proto; the encoders build wire
 // Fields (wire.ts). The responses are decoded in responses.ts.
-import { type Fields, encode } from './wire';
+import { type Fields, encode } from '../../../shared/etcd/wire';
+import { type CmpResult, TARGET_FIELD, type Target } from '../../../shared/etcd/rpc';
 
-export const METHOD = {
-  range: '/etcdserverpb.KV/Range',
-  put: '/etcdserverpb.KV/Put',
-  deleteRange: '/etcdserverpb.KV/DeleteRange',
-  txn: '/etcdserverpb.KV/Txn',
-  compact: '/etcdserverpb.KV/Compact',
-  watch: '/etcdserverpb.Watch/Watch',
-  leaseGrant: '/etcdserverpb.Lease/LeaseGrant',
-  leaseRevoke: '/etcdserverpb.Lease/LeaseRevoke',
-  status: '/etcdserverpb.Maintenance/Status',
-} as const;
+export { METHOD, CmpResult, Target } from '../../../shared/etcd/rpc';
 
 export interface RangeReq {
   key: string | Buffer;
@@ -60,28 +51,13 @@ export function deleteRangeFields(key: string, rangeEnd?: Buffer, prevKv = true)
   return f;
 }
 
-/** Compare.CompareTarget and the oneof field that carries its operand. */
-export const enum Target {
-  Version = 0,
-  Create = 1,
-  Mod = 2,
-}
-const targetField = [4, 5, 6] as const; // version, create_revision, mod_revision
-
-export const enum CmpResult {
-  Equal = 0,
-  Greater = 1,
-  Less = 2,
-  NotEqual = 3,
-}
-
 /** A Compare on one key. The operand is always written, even when 0, because it sits in a oneof. */
 export function compare(key: string, target: Target, result: CmpResult, operand: number): Fields {
   return [
     [1, result],
     [2, target],
     [3, key],
-    [targetField[target], operand],
+    [TARGET_FIELD[target], operand],
   ];
 }
 

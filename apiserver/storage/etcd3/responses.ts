@@ -3,7 +3,7 @@
 // shapes the storage layer hands out: revisions as numbers, lease IDs as exact
 // bigints, values as views of the received message (no copy).
 import type { KeyValue } from '../interface';
-import { Reader, lenTag, varintTag } from './wire';
+import { Reader, lenTag, varintTag } from '../../../shared/etcd/wire';
 
 /** mvccpb.KeyValue, plus etcd's per-key version (used by the compactor) and the exact lease ID. */
 export class EtcdKeyValue implements KeyValue {

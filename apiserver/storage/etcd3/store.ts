@@ -48,7 +48,7 @@ import {
   type TxnResp,
 } from './responses';
 import { WatchManager } from './watcher';
-import { encode } from './wire';
+import { encode } from '../../../shared/etcd/wire';
 
 /** The key kube-apiserver's etcd health check reads. */
 const HEALTH_KEY = 'health';

@@ -1,6 +1,6 @@
 // The hand-written protobuf codec: round trips and etcd's wire shapes (no etcd needed).
 import assert from 'node:assert/strict';
-import { Reader, encode, lenTag, varintTag } from './wire';
+import { Reader, encode, lenTag, varintTag } from '../../../shared/etcd/wire';
 import { CmpResult, Target, compare, prefixEnd, txnFields, watchCreate } from './proto';
 import { decodeKeyValue, decodeTxn, decodeWatch } from './responses';
 
