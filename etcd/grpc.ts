@@ -5,6 +5,7 @@
 import { ErrorCode } from '../shared/http2/frames';
 import type { ServerStream } from '../shared/http2/server-session';
 import { GrpcStatus } from '../shared/etcd/grpc-status';
+import { grpcFramed } from '../shared/etcd/grpc-framing';
 import { type Fields, encode } from '../shared/etcd/wire';
 
 export type Unary = (msg: Buffer) => Fields | Promise<Fields>;
@@ -47,14 +48,6 @@ function grpcMessage(s: string): string {
 
 const GRPC_HEADERS: [string, string][] = [['content-type', 'application/grpc']];
 const OK_TRAILERS: [string, string][] = [['grpc-status', '0']];
-
-function framed(msg: Buffer): Buffer {
-  const b = Buffer.allocUnsafe(5 + msg.length);
-  b[0] = 0;
-  b.writeUInt32BE(msg.length, 1);
-  msg.copy(b, 5);
-  return b;
-}
 
 /** Ends a call with an error status: trailers-only when nothing was sent yet. */
 function fail(s: ServerStream, code: number, message: string): void {
@@ -127,7 +120,7 @@ export function serveGrpc(s: ServerStream, path: string, routes: Routes): void {
         .then(
           (f) => {
             s.respond(200, GRPC_HEADERS, false);
-            s.write(framed(encode(f)));
+            s.write(grpcFramed(encode(f)));
             s.trailers(OK_TRAILERS);
           },
           (err) => failWith(s, err),
@@ -138,7 +131,7 @@ export function serveGrpc(s: ServerStream, path: string, routes: Routes): void {
   s.respond(200, GRPC_HEADERS, false);
   const handler = streaming!((msg) => {
     if (s.closed) return;
-    s.write(framed(msg));
+    s.write(grpcFramed(msg));
     if (s.pending > MAX_STREAM_PENDING) {
       handler.close();
       s.reset(ErrorCode.ENHANCE_YOUR_CALM);

@@ -15,6 +15,7 @@ import { EventEmitter } from 'node:events';
 import { encodeHeaders, type HeaderFields } from '../../../shared/http2/hpack';
 import { H2Session, type StreamAborted, type StreamHandler } from '../../../shared/http2/client-session';
 import { GrpcStatus } from '../../../shared/etcd/grpc-status';
+import { grpcFramed } from '../../../shared/etcd/grpc-framing';
 
 export { GrpcStatus };
 
@@ -87,15 +88,6 @@ function statusOf(h: HeaderFields): { code: GrpcStatus; details: string } | unde
   return undefined;
 }
 
-/** A gRPC message with its 5-byte prefix (not compressed). */
-function framed(msg: Buffer): Buffer {
-  const b = Buffer.allocUnsafe(5 + msg.length);
-  b[0] = 0;
-  b.writeUInt32BE(msg.length, 1);
-  msg.copy(b, 5);
-  return b;
-}
-
 /**
  * A bidi stream's side as the watcher uses it: write() messages; 'data' per message
  * received (its own buffer), then 'end' on an OK status or 'error' with a GrpcCallError.
@@ -130,7 +122,7 @@ export class GrpcStream extends EventEmitter {
   }
 
   write(msg: Buffer): void {
-    if (!this.done) this.session.send(this.id, framed(msg));
+    if (!this.done) this.session.send(this.id, grpcFramed(msg));
   }
 
   /** Ends the stream from this side; 'error' follows with CANCELLED, as grpc-js does. */
@@ -342,7 +334,7 @@ export class GrpcClient {
       let id: number;
       try {
         session = this.open();
-        id = session.request(this.headerBlock(method, timeoutBlock(timeoutMs)), framed(req), handler);
+        id = session.request(this.headerBlock(method, timeoutBlock(timeoutMs)), grpcFramed(req), handler);
       } catch (err) {
         this.session = null;
         reject(
