@@ -1,11 +1,12 @@
 // The process that hosts the simulated nodes (--simulated-nodes N): one
 // client whose rate limit is N nodes' worth of --kube-api-qps/--kube-api-burst,
-// one pod informer, N Node registrations, leases and status loops spread over
-// their periods, each node's kubelet API on a port of its own (kubelet-api.ts),
-// and /healthz (healthz port) plus /healthz and /metrics on the read-only port.
+// one pod informer, N Node registrations, leases and status reports spread over
+// their periods on one timer wheel (timer-wheel.ts), each node's kubelet API on
+// a port of its own (kubelet-api.ts), and /healthz (healthz port) plus /healthz and /metrics on the read-only port.
 import { setMaxListeners } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { Client } from '../../shared/client/client';
+import { realClock } from '../../shared/client/clock';
 import { loadKubeconfig } from '../../shared/client/kubeconfig';
 import type { KubeObject } from '../../shared/client/types';
 import { SharedInformerFactory } from '../../shared/informers';
@@ -18,6 +19,7 @@ import { SimulatedNode } from './nodes';
 import { SimulatedPods } from './pods';
 import { SimulatedKubeletAPI } from './kubelet-api';
 import { servingCertificate } from '../server/tls';
+import { TimerWheel } from './timer-wheel';
 
 const log = logger('simulated-nodes');
 
@@ -31,19 +33,7 @@ export interface RunningSimulatedNodes {
   stop(): Promise<void>;
 }
 
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (signal.aborted) return resolve();
-    const t = setTimeout(resolve, ms);
-    signal.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(t);
-        resolve();
-      },
-      { once: true },
-    );
-  });
+const sleep = (ms: number, signal: AbortSignal) => realClock.sleep(ms, signal);
 
 export async function startSimulatedNodes(
   cfg: NodeAgentConfig,
@@ -127,7 +117,9 @@ export async function startSimulatedNodes(
   const api = new SimulatedKubeletAPI({ config: cfg, tls, client, metrics, pods });
   await api.listen(nodes);
 
-  // Register every node (a bounded number at a time), then start its loops.
+  // Register every node (a bounded number at a time), then put its lease renewals and status
+  // reports on the one wheel. Their requests carry no signal: the stop closes the client.
+  const wheel = new TimerWheel();
   const loops: Promise<void>[] = [];
   let next = 0;
   const registerAll = async () => {
@@ -144,20 +136,15 @@ export async function startSimulatedNodes(
         }
       }
       // Renewals and reports start at a random point of their period so N nodes do not beat together.
-      loops.push(
-        sleep(Math.random() * n.lease.renewIntervalMs, signal).then(() => n.lease.run(signal)),
-        statusLoop(n),
-      );
+      wheel.schedule(() => n.lease.renewTurn(), Math.random() * n.lease.renewIntervalMs);
+      wheel.schedule(() => statusTurn(n), Math.random() * cfg.nodeStatusUpdateFrequencyMs);
     }
   };
-  const statusLoop = async (n: SimulatedNode) => {
-    await sleep(Math.random() * cfg.nodeStatusUpdateFrequencyMs, signal);
-    while (!signal.aborted) {
-      await n.report(signal).catch((err) => {
-        if (!signal.aborted) log.error('Error updating node status', { node: n.name, err: String(err) });
-      });
-      await sleep(cfg.nodeStatusUpdateFrequencyMs, signal);
-    }
+  const statusTurn = async (n: SimulatedNode): Promise<number> => {
+    await n.report().catch((err) => {
+      if (!signal.aborted) log.error('Error updating node status', { node: n.name, err: String(err) });
+    });
+    return cfg.nodeStatusUpdateFrequencyMs;
   };
   await Promise.all(Array.from({ length: Math.min(REGISTER_CONCURRENCY, count) }, registerAll));
   log.info('simulated nodes registered', { nodes: count });
@@ -174,11 +161,14 @@ export async function startSimulatedNodes(
       if (stopped) return;
       stopped = true;
       ac.abort();
+      const wheelStopped = wheel.stop();
       await factory.shutdown();
       await Promise.allSettled(loops);
       await api.close();
       for (const s of servers) await new Promise((r) => s.close(r));
+      // Renewals and reports in flight end with the connections.
       await client.close();
+      await wheelStopped;
       log.info('simulated nodes stopped', { nodes: count });
     },
   };

@@ -297,3 +297,54 @@ describe("nodeagent: simulated nodes' kubelet API authenticates and authorizes a
     assert.equal(r.body.toString(), 'ok');
   });
 });
+
+describe('nodeagent: many simulated nodes on one timer', function () {
+  this.timeout(120_000);
+  const MANY = 200;
+  let srv: TestAPIServer;
+  let client: Client;
+  let sim: RunningSimulatedNodes | undefined;
+  let dir: string;
+
+  before(async () => {
+    srv = await startTestAPIServer();
+    client = Client.create(srv.config, { qps: -1, http2: false });
+    dir = mkdtempSync(join(tmpdir(), 'tkube-sim-many-'));
+  });
+  after(async () => {
+    await sim?.stop();
+    await client?.close();
+    await srv?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+
+  it(`renews ${MANY} nodes' Leases and reports their status without a timer per node`, async () => {
+    const before = timers();
+    ({ sim } = await startSim(srv, dir, {
+      hostnameOverride: 'many',
+      simulatedNodes: MANY,
+      nodeLeaseDurationSeconds: 4,
+    }));
+    const leases = client.resource('leases.coordination.k8s.io').namespace('kube-node-lease');
+    const renewed = new Map<string, string>();
+    // Every node's Lease renewed after its creation: each node's loop is running.
+    await waitUntil(
+      async () => {
+        for (const l of (await leases.list()).items) {
+          const name = l.metadata!.name!;
+          const seen = renewed.get(name);
+          if (seen === undefined) renewed.set(name, l.spec.renewTime);
+          else if (seen !== l.spec.renewTime) renewed.set(name, 'renewed');
+        }
+        return [...renewed.values()].filter((v) => v === 'renewed').length === MANY;
+      },
+      60_000,
+      `all ${MANY} Leases renewed`,
+    );
+    const added = timers() - before;
+    // Two loops per node each sleeping on a timer of its own would add 2 × MANY.
+    assert.ok(added < MANY / 4, `${added} timers for ${MANY} nodes`);
+  });
+});
