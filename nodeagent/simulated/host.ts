@@ -25,6 +25,13 @@ const log = logger('simulated-nodes');
 
 /** Nodes registered at once. */
 const REGISTER_CONCURRENCY = 50;
+/**
+ * The connections of the agent's one client. Unbounded, every request that finds the pool busy
+ * opens one more: thousands of nodes' renewals at once became thousands of TLS handshakes that
+ * took the apiserver's event loop (connect timeouts, and every client's renewals late). kwok's
+ * one client-go client holds a single HTTP/2 connection; HTTP/1.1 needs a few to pipeline.
+ */
+export const CLIENT_CONNECTIONS = 32;
 
 export interface RunningSimulatedNodes {
   nodes: SimulatedNode[];
@@ -49,6 +56,7 @@ export async function startSimulatedNodes(
     userAgent: `kubelet/${KUBELET_VERSION} (${process.platform}/${arch}) kubernetes/tkube/simulated`,
     // HTTP/1.1: the final pod delete carries DeleteOptions (see the node agent).
     http2: false,
+    connections: CLIENT_CONNECTIONS,
   });
   const ac = new AbortController();
   const signal = ac.signal;

@@ -14,7 +14,7 @@ import { defaultFlagValues } from '../../shared/options/defaults';
 import type { FlagValues } from '../../shared/options/flags';
 import { resolveConfig } from '../app/config';
 import { nodeagentFlags } from '../app/options';
-import { startSimulatedNodes, type RunningSimulatedNodes } from './host';
+import { CLIENT_CONNECTIONS, startSimulatedNodes, type RunningSimulatedNodes } from './host';
 import { SIMULATED_ANNOTATION, SIMULATED_SYSTEM_USAGE } from './nodes';
 
 const NODES = 5;
@@ -319,9 +319,22 @@ describe('nodeagent: many simulated nodes on one timer', function () {
   });
 
   const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+  /** Established TCP connections to the apiserver's port (both ends are in this process: the clients' ends). */
+  const connections = () => {
+    const port = srv.port.toString(16).toUpperCase().padStart(4, '0');
+    let n = 0;
+    for (const f of ['/proc/net/tcp', '/proc/net/tcp6'])
+      for (const line of readFileSync(f, 'utf8').split('\n').slice(1)) {
+        const cols = line.trim().split(/\s+/);
+        if (cols[2]?.endsWith(`:${port}`) && cols[3] === '01') n++;
+      }
+    return n;
+  };
 
-  it(`renews ${MANY} nodes' Leases and reports their status without a timer per node`, async () => {
+  it(`renews ${MANY} nodes' Leases and reports their status without a timer per node, on a bounded pool`, async () => {
     const before = timers();
+    const connectionsBefore = connections();
+    let peak = 0;
     ({ sim } = await startSim(srv, dir, {
       hostnameOverride: 'many',
       simulatedNodes: MANY,
@@ -332,6 +345,7 @@ describe('nodeagent: many simulated nodes on one timer', function () {
     // Every node's Lease renewed after its creation: each node's loop is running.
     await waitUntil(
       async () => {
+        peak = Math.max(peak, connections());
         for (const l of (await leases.list()).items) {
           const name = l.metadata!.name!;
           const seen = renewed.get(name);
@@ -346,5 +360,10 @@ describe('nodeagent: many simulated nodes on one timer', function () {
     const added = timers() - before;
     // Two loops per node each sleeping on a timer of its own would add 2 × MANY.
     assert.ok(added < MANY / 4, `${added} timers for ${MANY} nodes`);
+    // The agent's client opened no more than its pool (the test's own client holds one more).
+    assert.ok(
+      peak - connectionsBefore <= CLIENT_CONNECTIONS + 1,
+      `${peak - connectionsBefore} connections to the apiserver`,
+    );
   });
 });
