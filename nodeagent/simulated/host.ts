@@ -119,6 +119,16 @@ export async function startSimulatedNodes(
     },
   });
   const pods = new SimulatedPods(client, factory, byName);
+  // The Nodes as the apiserver has them, kept to their names and conditions only (N small
+  // objects): a node another writer marked not Ready reports again at its next turn.
+  const nodeInformers = new SharedInformerFactory(client, {
+    transform: (n: KubeObject) => ({
+      metadata: { name: n.metadata?.name, resourceVersion: n.metadata?.resourceVersion },
+      status: { conditions: n.status?.conditions },
+    }),
+  });
+  const observed = (n: KubeObject) => byName.get(n.metadata?.name ?? '')?.observed(n.status?.conditions);
+  nodeInformers.forResource('nodes').addEventHandler({ onAdd: observed, onUpdate: (_old, n) => observed(n) });
 
   // The nodes' kubelet API: their ports are in the Nodes they register.
   const tls = await servingCertificate(cfg, cfg.nodeIPs.length ? cfg.nodeIPs : ['127.0.0.1']);
@@ -158,6 +168,7 @@ export async function startSimulatedNodes(
   log.info('simulated nodes registered', { nodes: count });
 
   factory.start(signal);
+  nodeInformers.start(signal);
   loops.push(pods.run(signal));
 
   let stopped = false;
@@ -171,6 +182,7 @@ export async function startSimulatedNodes(
       ac.abort();
       const wheelStopped = wheel.stop();
       await factory.shutdown();
+      await nodeInformers.shutdown();
       await Promise.allSettled(loops);
       await api.close();
       for (const s of servers) await new Promise((r) => s.close(r));

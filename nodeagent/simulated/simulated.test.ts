@@ -98,6 +98,41 @@ describe('nodeagent: simulated nodes', function () {
     );
   });
 
+  it('puts Ready back when the node lifecycle controller marked the node Unknown', async () => {
+    const nodes = client.resource('nodes');
+    const readyOf = async () =>
+      ((await nodes.get('sim-4')) as any).status.conditions.find((c: any) => c.type === 'Ready');
+    assert.equal((await readyOf()).status, 'True');
+    const at = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+    await nodes.patch(
+      'sim-4',
+      {
+        status: {
+          conditions: ['Ready', 'MemoryPressure', 'DiskPressure', 'PIDPressure'].map((type) => ({
+            type,
+            status: 'Unknown',
+            reason: 'NodeStatusUnknown',
+            message: 'Kubelet stopped posting node status.',
+            lastTransitionTime: at,
+          })),
+        },
+      },
+      'strategic',
+      { subresource: 'status' },
+    );
+    assert.equal((await readyOf()).status, 'Unknown');
+    // Within a status turn or two (--node-status-update-frequency, 10 s), not the 5-minute report period.
+    const back = await waitUntil(
+      async () => {
+        const ready = await readyOf();
+        return ready.status === 'True' ? ready : undefined;
+      },
+      30_000,
+      'sim-4 Ready again',
+    );
+    assert.equal(back.reason, 'KubeletReady');
+  });
+
   it('runs a pod bound to a simulated node, and removes it when deleted', async () => {
     const pods = client.resource('pods').namespace('default');
     await pods.create({
