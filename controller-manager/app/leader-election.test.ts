@@ -5,6 +5,7 @@
 // nor a connection the apiserver stopped answering hold a renewal back.
 // A real apiserver; the lease's renewTime is read past the manager.
 import assert from 'node:assert/strict';
+import { setMaxListeners } from 'node:events';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { startTestAPIServer, type TestAPIServer } from '../../apiserver/server/testing';
 import { Client } from '../../shared/client';
@@ -110,6 +111,8 @@ describe('controller-manager: leader election under pressure', function () {
   it('renews while its shared client has a hundred requests queued behind its rate limit', async () => {
     cm = await start({ kubeApiQps: 1, kubeApiBurst: 1 });
     const flood = new AbortController();
+    // A hundred requests wait on it.
+    setMaxListeners(0, flood.signal);
     let pending = 0;
     const namespaces = cm.manager.client.resource('namespaces');
     for (let i = 0; i < 100; i++) {
