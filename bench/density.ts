@@ -25,6 +25,7 @@ import { DIST, memDetail, removeDir, tempDir } from './lib/procs';
 import { gitInfo } from './lib/report';
 import { mb, ms, num, summarize, type LatencySummary } from './lib/stats';
 import { PodTimeline } from './lib/pod-timeline';
+import { LeaseMonitor } from './lib/lease-monitor';
 import { histogramQuantile, metricValue, parseHistogram, type Buckets } from './lib/prometheus';
 
 const USAGE = `usage: node dist/bench/density.js [options]
@@ -35,6 +36,8 @@ const USAGE = `usage: node dist/bench/density.js [options]
   --size <preset>        1000x10000 (1,000 nodes, then a 10,000-replica Deployment) or 5000x30
                          (5,000 nodes × 30 pods); sets --nodes, --pods-per-node, --deployments, --big-replicas
   --timeout <s>          per phase (default 1200)
+  --hold <s>             after the pods, hold the cluster this long and report Lease renewals,
+                         Nodes leaving Ready and peak RSS over that window (default 0)
   --record               write the figures to bench/results/density-<date>-<commit>.json`;
 
 const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -63,6 +66,7 @@ interface Options {
   deployments: number;
   bigReplicas: number;
   timeoutMs: number;
+  holdMs: number;
   record: boolean;
 }
 
@@ -75,6 +79,7 @@ function options(): Options {
       'big-replicas': { type: 'string', default: '1000' },
       size: { type: 'string' },
       timeout: { type: 'string', default: '1200' },
+      hold: { type: 'string', default: '0' },
       record: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
@@ -96,6 +101,7 @@ function options(): Options {
     deployments: Math.max(1, int(values.deployments, 'deployments')),
     bigReplicas: int(values['big-replicas'], 'big-replicas'),
     timeoutMs: int(values.timeout, 'timeout') * 1000,
+    holdMs: int(values.hold, 'hold') * 1000,
     record: !!values.record,
     ...(values.size ? SIZES[values.size] : {}),
   };
@@ -159,12 +165,20 @@ async function main(): Promise<void> {
     nodePorts: () => nodePorts,
     supervise: false,
     timeoutMs: o.timeoutMs,
-    progress: (step, state, detail) =>
-      state === 'done' && console.log(`  ${step}${detail ? `: ${detail}` : ''}`),
+    progress: (step, state, detail) => {
+      if (state === 'start') stepStarted.set(step, Date.now());
+      if (state === 'done') console.log(`  ${step}${detail ? `: ${detail}` : ''}`);
+      if (step === 'nodes' && state === 'done')
+        nodesReadySeconds = (Date.now() - stepStarted.get('nodes')!) / 1000;
+    },
   });
+  const stepStarted = new Map<string, number>();
+  let nodesReadySeconds = NaN;
+  let monitor: LeaseMonitor | undefined;
   let client: Client | undefined;
   let admin: Agent | undefined;
   const stop = async () => {
+    await monitor?.stop();
     await client?.close();
     await admin?.close();
     await cluster.down().catch(() => {});
@@ -177,9 +191,13 @@ async function main(): Promise<void> {
     );
     const t0 = Date.now();
     await cluster.up();
-    console.log(`  cluster up in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    console.log(
+      `  cluster up in ${((Date.now() - t0) / 1000).toFixed(1)} s; the ${o.nodes} nodes Ready ${nodesReadySeconds.toFixed(1)} s after their agent started`,
+    );
     const cfg = loadKubeconfig(cluster.kubeconfig);
     client = Client.create(cfg, { qps: -1, http2: false });
+    monitor = new LeaseMonitor(client);
+    monitor.start();
     admin = new Agent({
       connect: { rejectUnauthorized: false, cert: cfg.certPem, key: cfg.keyPem, ca: cfg.caPem },
     });
@@ -249,6 +267,7 @@ async function main(): Promise<void> {
       );
       big = { ...big, seconds: readySeconds };
     }
+    const held = o.holdMs > 0 ? await hold(monitor, o.holdMs, cluster.procs) : undefined;
     const after = await mutatingBuckets();
     const mutatingP99 = histogramQuantile(after, before, 0.99);
     const components: ComponentFigures[] = [];
@@ -283,8 +302,10 @@ async function main(): Promise<void> {
             options: o,
             git,
             loadAverage: loadavg(),
+            nodesReadySeconds,
             saturation,
             big,
+            held,
             mutatingP99Seconds: mutatingP99,
             components,
           },
@@ -297,6 +318,38 @@ async function main(): Promise<void> {
   } finally {
     await stop();
   }
+}
+
+/** Holds the cluster for ms, sampling RSS every 10 s; prints and returns what the window saw. */
+async function hold(monitor: LeaseMonitor, ms: number, procs: { name: string; pid: number }[]) {
+  monitor.reset();
+  const peakRss: Record<string, number> = {};
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    for (const p of procs) peakRss[p.name] = Math.max(peakRss[p.name] ?? 0, memDetail(p.pid).rss || 0);
+    await new Promise((r) => setTimeout(r, Math.min(10_000, Math.max(0, end - Date.now()))));
+  }
+  const f = monitor.figures();
+  const kcm = f.gapOf('kube-system/kube-controller-manager');
+  console.log(
+    `\n  held ${(ms / 1000).toFixed(0)} s: ${f.leases} Leases, ${f.renewals} renewals, ${f.late} later than their lease duration, longest gap ${(f.maxGapMs / 1000).toFixed(1)} s (controller manager's ${(kcm / 1000).toFixed(1)} s); ${f.nodesReady} Nodes Ready, ${f.notReadyTransitions} left Ready`,
+  );
+  console.log(
+    `  peak RSS over the window: ${Object.entries(peakRss)
+      .map(([n, b]) => `${n} ${mb(b)}`)
+      .join(', ')}`,
+  );
+  return {
+    seconds: ms / 1000,
+    leases: f.leases,
+    renewals: f.renewals,
+    late: f.late,
+    maxGapMs: f.maxGapMs,
+    controllerManagerMaxGapMs: kcm,
+    nodesReady: f.nodesReady,
+    notReadyTransitions: f.notReadyTransitions,
+    peakRss,
+  };
 }
 
 function report(name: string, f: PhaseFigures): void {

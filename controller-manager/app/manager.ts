@@ -23,6 +23,7 @@ import {
   JITTER_FACTOR,
   LeaderElector,
   LeaderHealthzAdaptor,
+  leaderElectionClientTimeoutMs,
   newResourceLock,
 } from '../../shared/leaderelection';
 import { EventBroadcaster, type EventRecorder } from '../../shared/events';
@@ -161,8 +162,15 @@ export async function startControllerManager(
   };
   // The root client: the shared informers, the manager's own events, service accounts and their tokens.
   const client = Client.create(config, { ...limits, userAgent: `${userAgent()}/shared-informers` });
-  // The lease has a client (and connections) of its own: no controller's requests queue before a renewal.
-  const electionClient = Client.create(config, { ...limits, userAgent: `${userAgent()}/leader-election` });
+  // The lease has a client (limiter and connection) of its own, so no controller's requests queue
+  // before a renewal, and a timeout below the renew deadline, so one hung request cannot lose it:
+  // its one connection goes with the request that timed out, the retry opens a fresh one.
+  const electionClient = Client.create(config, {
+    ...limits,
+    connections: 1,
+    userAgent: `${userAgent()}/leader-election`,
+    timeoutMs: leaderElectionClientTimeoutMs(values.leaderElectRenewDeadline),
+  });
   const builderOptions = { root: client, clientOptions: limits, userAgent: userAgent(), log };
   const clients: ControllerClientBuilder = values.useServiceAccountCredentials
     ? new ServiceAccountClientBuilder(builderOptions)

@@ -94,24 +94,32 @@ export class NodeLeaseController {
     }
   }
 
+  private retryMs = RETRY.initialMs;
+
+  /**
+   * One turn of the renew loop: renews, and says how long to wait before the next turn —
+   * the renew interval, or after a failure a backoff doubling from 200 ms to 7 s.
+   */
+  async renewTurn(): Promise<number> {
+    try {
+      await this.renew();
+      this.retryMs = RETRY.initialMs;
+      return this.renewIntervalMs;
+    } catch (err) {
+      const delay = this.retryMs;
+      log.error('failed to renew the node lease, will retry', {
+        node: this.o.nodeName,
+        err: String(err),
+        retryMs: delay,
+      });
+      this.latest = undefined;
+      this.retryMs = Math.min(delay * 2, RETRY.maxMs);
+      return delay;
+    }
+  }
+
   /** Renews every renew interval until signal aborts; failures retry with backoff. */
   async run(signal: AbortSignal): Promise<void> {
-    let delay = RETRY.initialMs;
-    while (!signal.aborted) {
-      try {
-        await this.renew();
-        delay = RETRY.initialMs;
-        await this.clock.sleep(this.renewIntervalMs, signal);
-      } catch (err) {
-        log.error('failed to renew the node lease, will retry', {
-          node: this.o.nodeName,
-          err: String(err),
-          retryMs: delay,
-        });
-        this.latest = undefined;
-        await this.clock.sleep(delay, signal);
-        delay = Math.min(delay * 2, RETRY.maxMs);
-      }
-    }
+    while (!signal.aborted) await this.clock.sleep(await this.renewTurn(), signal);
   }
 }

@@ -1,11 +1,12 @@
 // The process that hosts the simulated nodes (--simulated-nodes N): one
 // client whose rate limit is N nodes' worth of --kube-api-qps/--kube-api-burst,
-// one pod informer, N Node registrations, leases and status loops spread over
-// their periods, each node's kubelet API on a port of its own (kubelet-api.ts),
-// and /healthz (healthz port) plus /healthz and /metrics on the read-only port.
+// one pod informer, N Node registrations, leases and status reports spread over
+// their periods on one timer wheel (timer-wheel.ts), each node's kubelet API on
+// a port of its own (kubelet-api.ts), and /healthz (healthz port) plus /healthz and /metrics on the read-only port.
 import { setMaxListeners } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { Client } from '../../shared/client/client';
+import { realClock } from '../../shared/client/clock';
 import { loadKubeconfig } from '../../shared/client/kubeconfig';
 import type { KubeObject } from '../../shared/client/types';
 import { SharedInformerFactory } from '../../shared/informers';
@@ -18,11 +19,21 @@ import { SimulatedNode } from './nodes';
 import { SimulatedPods } from './pods';
 import { SimulatedKubeletAPI } from './kubelet-api';
 import { servingCertificate } from '../server/tls';
+import { TimerWheel } from './timer-wheel';
 
 const log = logger('simulated-nodes');
 
 /** Nodes registered at once. */
 const REGISTER_CONCURRENCY = 50;
+/**
+ * The connections of the agent's one client. Unbounded, every request that finds the pool busy
+ * opens one more: thousands of nodes' renewals at once became thousands of TLS handshakes that
+ * took the apiserver's event loop (connect timeouts, and every client's renewals late). kwok's
+ * one client-go client holds a single HTTP/2 connection. HTTP/1.1 carries one request at a time
+ * on each: 5,000 nodes renew 500 Leases a second, and at 32 connections (~100 ms a write on a
+ * loaded host) they got half of that, renewals 20 s apart instead of 10.
+ */
+export const CLIENT_CONNECTIONS = 128;
 
 export interface RunningSimulatedNodes {
   nodes: SimulatedNode[];
@@ -31,19 +42,7 @@ export interface RunningSimulatedNodes {
   stop(): Promise<void>;
 }
 
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (signal.aborted) return resolve();
-    const t = setTimeout(resolve, ms);
-    signal.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(t);
-        resolve();
-      },
-      { once: true },
-    );
-  });
+const sleep = (ms: number, signal: AbortSignal) => realClock.sleep(ms, signal);
 
 export async function startSimulatedNodes(
   cfg: NodeAgentConfig,
@@ -59,6 +58,7 @@ export async function startSimulatedNodes(
     userAgent: `kubelet/${KUBELET_VERSION} (${process.platform}/${arch}) kubernetes/tkube/simulated`,
     // HTTP/1.1: the final pod delete carries DeleteOptions (see the node agent).
     http2: false,
+    connections: CLIENT_CONNECTIONS,
   });
   const ac = new AbortController();
   const signal = ac.signal;
@@ -121,13 +121,25 @@ export async function startSimulatedNodes(
     },
   });
   const pods = new SimulatedPods(client, factory, byName);
+  // The Nodes as the apiserver has them, kept to their names and conditions only (N small
+  // objects): a node another writer marked not Ready reports again at its next turn.
+  const nodeInformers = new SharedInformerFactory(client, {
+    transform: (n: KubeObject) => ({
+      metadata: { name: n.metadata?.name, resourceVersion: n.metadata?.resourceVersion },
+      status: { conditions: n.status?.conditions },
+    }),
+  });
+  const observed = (n: KubeObject) => byName.get(n.metadata?.name ?? '')?.observed(n.status?.conditions);
+  nodeInformers.forResource('nodes').addEventHandler({ onAdd: observed, onUpdate: (_old, n) => observed(n) });
 
   // The nodes' kubelet API: their ports are in the Nodes they register.
   const tls = await servingCertificate(cfg, cfg.nodeIPs.length ? cfg.nodeIPs : ['127.0.0.1']);
   const api = new SimulatedKubeletAPI({ config: cfg, tls, client, metrics, pods });
   await api.listen(nodes);
 
-  // Register every node (a bounded number at a time), then start its loops.
+  // Register every node (a bounded number at a time), then put its lease renewals and status
+  // reports on the one wheel. Their requests carry no signal: the stop closes the client.
+  const wheel = new TimerWheel();
   const loops: Promise<void>[] = [];
   let next = 0;
   const registerAll = async () => {
@@ -144,25 +156,21 @@ export async function startSimulatedNodes(
         }
       }
       // Renewals and reports start at a random point of their period so N nodes do not beat together.
-      loops.push(
-        sleep(Math.random() * n.lease.renewIntervalMs, signal).then(() => n.lease.run(signal)),
-        statusLoop(n),
-      );
+      wheel.schedule(() => n.lease.renewTurn(), Math.random() * n.lease.renewIntervalMs);
+      wheel.schedule(() => statusTurn(n), Math.random() * cfg.nodeStatusUpdateFrequencyMs);
     }
   };
-  const statusLoop = async (n: SimulatedNode) => {
-    await sleep(Math.random() * cfg.nodeStatusUpdateFrequencyMs, signal);
-    while (!signal.aborted) {
-      await n.report(signal).catch((err) => {
-        if (!signal.aborted) log.error('Error updating node status', { node: n.name, err: String(err) });
-      });
-      await sleep(cfg.nodeStatusUpdateFrequencyMs, signal);
-    }
+  const statusTurn = async (n: SimulatedNode): Promise<number> => {
+    await n.report().catch((err) => {
+      if (!signal.aborted) log.error('Error updating node status', { node: n.name, err: String(err) });
+    });
+    return cfg.nodeStatusUpdateFrequencyMs;
   };
   await Promise.all(Array.from({ length: Math.min(REGISTER_CONCURRENCY, count) }, registerAll));
   log.info('simulated nodes registered', { nodes: count });
 
   factory.start(signal);
+  nodeInformers.start(signal);
   loops.push(pods.run(signal));
 
   let stopped = false;
@@ -174,11 +182,15 @@ export async function startSimulatedNodes(
       if (stopped) return;
       stopped = true;
       ac.abort();
+      const wheelStopped = wheel.stop();
       await factory.shutdown();
+      await nodeInformers.shutdown();
       await Promise.allSettled(loops);
       await api.close();
       for (const s of servers) await new Promise((r) => s.close(r));
+      // Renewals and reports in flight end with the connections.
       await client.close();
+      await wheelStopped;
       log.info('simulated nodes stopped', { nodes: count });
     },
   };

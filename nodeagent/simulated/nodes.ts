@@ -55,6 +55,8 @@ export class SimulatedNode {
   private readonly facts: StatusFacts;
   private node?: any;
   private lastReport = 0;
+  /** The apiserver's Node says other than what we last reported: report at the next turn. */
+  private stale = false;
   readonly lease: NodeLeaseController;
   private readonly nodes;
 
@@ -122,12 +124,26 @@ export class SimulatedNode {
   }
 
   /**
+   * The conditions the apiserver's Node now has. When they say other than Ready (the node
+   * lifecycle controller marks a node Unknown once its Lease looked late), they become what
+   * the next report starts from, and that report is not skipped: the kubelet compares its
+   * status with the Node it reads, not with what it last wrote, so it puts Ready back.
+   */
+  observed(conditions: any[] | undefined): void {
+    if (!this.node || !conditions) return;
+    if (conditions.find((c) => c.type === 'Ready')?.status === 'True') return;
+    this.node = { ...this.node, status: { ...this.node.status, conditions } };
+    this.stale = true;
+  }
+
+  /**
    * The kubelet's status loop: patch the status when it changed, or when the report
    * frequency passed since the last report (the heartbeat is in the conditions).
    */
   async report(signal?: AbortSignal, force = false): Promise<void> {
     const now = Date.now();
-    if (!force && now - this.lastReport < this.config.nodeStatusReportFrequencyMs) return;
+    if (!force && !this.stale && now - this.lastReport < this.config.nodeStatusReportFrequencyMs) return;
+    this.stale = false;
     const status = nodeStatus(this.facts, this.conditions(now), this.node?.status);
     try {
       this.node = await this.nodes.patch(this.name, nodeStatusPatch(status, this.node?.status), 'strategic', {

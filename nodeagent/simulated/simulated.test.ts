@@ -14,7 +14,7 @@ import { defaultFlagValues } from '../../shared/options/defaults';
 import type { FlagValues } from '../../shared/options/flags';
 import { resolveConfig } from '../app/config';
 import { nodeagentFlags } from '../app/options';
-import { startSimulatedNodes, type RunningSimulatedNodes } from './host';
+import { CLIENT_CONNECTIONS, startSimulatedNodes, type RunningSimulatedNodes } from './host';
 import { SIMULATED_ANNOTATION, SIMULATED_SYSTEM_USAGE } from './nodes';
 
 const NODES = 5;
@@ -96,6 +96,41 @@ describe('nodeagent: simulated nodes', function () {
       10_000,
       'a renewal',
     );
+  });
+
+  it('puts Ready back when the node lifecycle controller marked the node Unknown', async () => {
+    const nodes = client.resource('nodes');
+    const readyOf = async () =>
+      ((await nodes.get('sim-4')) as any).status.conditions.find((c: any) => c.type === 'Ready');
+    assert.equal((await readyOf()).status, 'True');
+    const at = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+    await nodes.patch(
+      'sim-4',
+      {
+        status: {
+          conditions: ['Ready', 'MemoryPressure', 'DiskPressure', 'PIDPressure'].map((type) => ({
+            type,
+            status: 'Unknown',
+            reason: 'NodeStatusUnknown',
+            message: 'Kubelet stopped posting node status.',
+            lastTransitionTime: at,
+          })),
+        },
+      },
+      'strategic',
+      { subresource: 'status' },
+    );
+    assert.equal((await readyOf()).status, 'Unknown');
+    // Within a status turn or two (--node-status-update-frequency, 10 s), not the 5-minute report period.
+    const back = await waitUntil(
+      async () => {
+        const ready = await readyOf();
+        return ready.status === 'True' ? ready : undefined;
+      },
+      30_000,
+      'sim-4 Ready again',
+    );
+    assert.equal(back.reason, 'KubeletReady');
   });
 
   it('runs a pod bound to a simulated node, and removes it when deleted', async () => {
@@ -295,5 +330,75 @@ describe("nodeagent: simulated nodes' kubelet API authenticates and authorizes a
     // The apiserver's kubelet client certificate (system:masters) may.
     const r = await client.rest.raw({ method: 'GET', path: '/api/v1/nodes/authz-2/proxy/healthz' });
     assert.equal(r.body.toString(), 'ok');
+  });
+});
+
+describe('nodeagent: many simulated nodes on one timer', function () {
+  this.timeout(120_000);
+  const MANY = 200;
+  let srv: TestAPIServer;
+  let client: Client;
+  let sim: RunningSimulatedNodes | undefined;
+  let dir: string;
+
+  before(async () => {
+    srv = await startTestAPIServer();
+    client = Client.create(srv.config, { qps: -1, http2: false });
+    dir = mkdtempSync(join(tmpdir(), 'tkube-sim-many-'));
+  });
+  after(async () => {
+    await sim?.stop();
+    await client?.close();
+    await srv?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+  /** Established TCP connections to the apiserver's port (both ends are in this process: the clients' ends). */
+  const connections = () => {
+    const port = srv.port.toString(16).toUpperCase().padStart(4, '0');
+    let n = 0;
+    for (const f of ['/proc/net/tcp', '/proc/net/tcp6'])
+      for (const line of readFileSync(f, 'utf8').split('\n').slice(1)) {
+        const cols = line.trim().split(/\s+/);
+        if (cols[2]?.endsWith(`:${port}`) && cols[3] === '01') n++;
+      }
+    return n;
+  };
+
+  it(`renews ${MANY} nodes' Leases and reports their status without a timer per node, on a bounded pool`, async () => {
+    const before = timers();
+    const connectionsBefore = connections();
+    let peak = 0;
+    ({ sim } = await startSim(srv, dir, {
+      hostnameOverride: 'many',
+      simulatedNodes: MANY,
+      nodeLeaseDurationSeconds: 4,
+    }));
+    const leases = client.resource('leases.coordination.k8s.io').namespace('kube-node-lease');
+    const renewed = new Map<string, string>();
+    // Every node's Lease renewed after its creation: each node's loop is running.
+    await waitUntil(
+      async () => {
+        peak = Math.max(peak, connections());
+        for (const l of (await leases.list()).items) {
+          const name = l.metadata!.name!;
+          const seen = renewed.get(name);
+          if (seen === undefined) renewed.set(name, l.spec.renewTime);
+          else if (seen !== l.spec.renewTime) renewed.set(name, 'renewed');
+        }
+        return [...renewed.values()].filter((v) => v === 'renewed').length === MANY;
+      },
+      60_000,
+      `all ${MANY} Leases renewed`,
+    );
+    const added = timers() - before;
+    // Two loops per node each sleeping on a timer of its own would add 2 × MANY.
+    assert.ok(added < MANY / 4, `${added} timers for ${MANY} nodes`);
+    // The agent's client opened no more than its pool (the test's own client holds one more).
+    assert.ok(
+      peak - connectionsBefore <= CLIENT_CONNECTIONS + 1,
+      `${peak - connectionsBefore} connections to the apiserver`,
+    );
   });
 });

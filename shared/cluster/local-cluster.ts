@@ -363,12 +363,15 @@ export class LocalCluster {
       this.names?.nodePrefix,
     );
     const p = this.start('nodeagent', flags, SIMULATED_NODES);
-    // Generous: a thousand registrations take a while on a loaded machine.
+    // Generous: a thousand registrations take a while on a loaded machine. Each look lists every
+    // Node (5 KB each): every 100 ms at 5,000 nodes the apiserver did little but serialize
+    // those lists, and the registrations and Lease renewals it was waiting for fell behind.
     await waitUntil(
       async () => (await this.readyNodes()) >= nodes,
       Math.max(timeout, nodes * 200),
       `${nodes} simulated nodes Ready`,
       p.exited,
+      Math.max(100, nodes),
     );
   }
 

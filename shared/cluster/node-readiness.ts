@@ -6,7 +6,8 @@ const isReady = (node: any) =>
 
 /** How many Nodes say Ready. */
 export async function readyNodeCount(kubeconfig: string): Promise<number> {
-  const r = await getWithKubeconfig(kubeconfig, '/api/v1/nodes', 10_000);
+  // A list of thousands of Nodes from a busy apiserver takes more than a few seconds.
+  const r = await getWithKubeconfig(kubeconfig, '/api/v1/nodes', 60_000);
   if (r.status !== 200) return 0;
   return (JSON.parse(r.body).items ?? []).filter(isReady).length;
 }

@@ -179,6 +179,7 @@ export async function waitUntil<T>(
   timeoutMs = 20_000,
   what = 'condition',
   exited?: Promise<unknown>,
+  intervalMs = 100,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last = '';
@@ -192,7 +193,7 @@ export async function waitUntil<T>(
     } catch (err) {
       last = String(err);
     }
-    await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, intervalMs));
   }
   throw new Error(`timed out waiting for ${what}${last ? `: ${last}` : ''}`);
 }

@@ -20,4 +20,9 @@ export {
   type LeaseLockConfig,
   type ResourceLock,
 } from './resourcelock';
-export { newLeaderElector, type LeaderElectionFlags, type NewLeaderElectorOptions } from './options';
+export {
+  newLeaderElector,
+  leaderElectionClientTimeoutMs,
+  type LeaderElectionFlags,
+  type NewLeaderElectorOptions,
+} from './options';

@@ -30,6 +30,16 @@ export interface NewLeaderElectorOptions extends LeaderElectionFlags {
   eventRecorder?: LeaderEventRecorder;
 }
 
+/**
+ * The request timeout of the leader-election client (client-go's NewFromKubeconfig):
+ * max(1 s, renewDeadline / 2), so that one hung request (a connection the apiserver
+ * stopped answering) is abandoned and retried on a fresh one within the deadline,
+ * instead of holding the renewal until the lease is lost.
+ */
+export function leaderElectionClientTimeoutMs(renewDeadlineMs: number): number {
+  return Math.max(1000, Math.floor(renewDeadlineMs / 2));
+}
+
 /** A LeaderElector on a Lease named by the flags. */
 export function newLeaderElector(client: Client, o: NewLeaderElectorOptions): LeaderElector {
   const lock = newResourceLock(o.resourceLock ?? 'leases', client, {
