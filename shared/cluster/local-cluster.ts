@@ -4,35 +4,30 @@
 // containerd per node (containerd.ts) started before its agent and stopped
 // after it, a service proxy per node (cluster-proxy.ts) and the cluster DNS
 // (cluster-dns.ts). Used by `tkube up` and the e2e tests. This class keeps the
-// order of up and down; the command lines are in component-flags.ts, the
-// credentials in cluster-credentials.ts, the record for `tkube down` in
-// cluster-state.ts.
+// order of up and down; the node agents start in cluster-node-agents.ts, the
+// command lines are in component-flags.ts, the credentials in
+// cluster-credentials.ts, the record for `tkube down` in cluster-state.ts.
 import { mkdirSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { withAdmin } from './bootstrap-objects';
 import { startNodeContainerds } from './cluster-containerds';
 import { writeClusterCredentials, writeProxyCredentials } from './cluster-credentials';
-import { clusterDNSAgentFlags, startClusterDNS } from './cluster-dns';
+import { startClusterDNS } from './cluster-dns';
 import { startMetricsServer } from './cluster-metrics-server';
 import { ClusterLayout } from './cluster-layout';
+import { startNodeAgents, startSimulatedNodes, type NodeAgentsOptions } from './cluster-node-agents';
 import { removeClusterLeftovers } from './cluster-leftovers';
 import { ClusterServiceProxies, type ServiceProxyStatus } from './cluster-proxy';
 import type { ClusterNames } from './cluster-names';
-import type { LocalClusterOptions, NodePorts } from './cluster-options';
+import type { LocalClusterOptions } from './cluster-options';
 import { writeClusterState } from './cluster-state';
-import {
-  apiserverFlags,
-  controllerManagerFlags,
-  nodeAgentFlags,
-  simulatedNodesFlags,
-  simulatorRateFlags,
-} from './component-flags';
+import { apiserverFlags, controllerManagerFlags, simulatorRateFlags } from './component-flags';
 import type { RunningContainerd } from './containerd';
 import { clusterPaths, type ClusterPaths } from './data-dir';
 import { frontProxyFlags } from './front-proxy';
 import { restoreHostSettings } from './host-forwarding';
 import { ensureLocalPathStorage } from './local-path-storage';
-import { nodeAddress, podCIDRGateway, SIMULATED_NODES } from './node-addresses';
+import { nodeAddress, podCIDRGateway } from './node-addresses';
 import { nodeIsReady, readyNodeCount } from './node-readiness';
 import { startExecutable, unverifiedStatus, waitForHTTP, waitUntil, type Proc } from './process';
 import {
@@ -112,10 +107,6 @@ export class LocalCluster {
 
   private podCIDR(i: number): string {
     return this.layout.podCIDR(i);
-  }
-
-  private ports(i: number): NodePorts {
-    return this.layout.nodePorts(i);
   }
 
   /** Node i's name (tkube-node-<i+1> by default). */
@@ -250,8 +241,8 @@ export class LocalCluster {
     if (runtimeArgs && o.clusterDNS !== false) await this.startClusterDNS(timeout);
     if (nodes > 0) {
       progress('nodes', 'start', `${nodes}${simulated ? ' simulated' : ''}`);
-      if (simulated) await this.startSimulatedNodes(nodes, timeout);
-      else await this.startNodeAgents(nodes, timeout, runtimeArgs);
+      if (simulated) await startSimulatedNodes(this.nodeAgents(timeout), nodes);
+      else await startNodeAgents(this.nodeAgents(timeout), nodes, runtimeArgs);
       progress('nodes', 'done', `${nodes}${simulated ? ' simulated' : ''}`);
       if (this.proxies) await this.startServiceProxies(timeout);
       if (o.metricsServer !== false)
@@ -328,51 +319,17 @@ export class LocalCluster {
     progress('service-proxy', 'done', 'mode' in status ? status.mode : `none: ${status.why}`);
   }
 
-  /** One node agent per node, each with its own credentials, ports and pod CIDR; waits for Ready nodes. */
-  private async startNodeAgents(nodes: number, timeout: number, runtimeArgs?: string[][]): Promise<void> {
-    const started: Proc[] = [];
-    for (let i = 0; i < nodes; i++) {
-      const flags = nodeAgentFlags(i, {
-        paths: this.paths,
-        name: this.nodeName(i),
-        address: this.nodeAddress(i),
-        ports: this.ports(i),
-        podCIDR: this.podCIDR(i),
-        runtime: runtimeArgs?.[i],
-        extra: [...clusterDNSAgentFlags(this.serviceCIDR), ...(this.o.nodeagentArgs?.(i) ?? [])],
-      });
-      started.push(this.start('nodeagent', flags, this.nodeName(i)));
-    }
-    for (let i = 0; i < nodes; i++) {
-      await waitUntil(
-        () => this.nodeReady(this.nodeName(i)),
-        timeout,
-        `node ${this.nodeName(i)} Ready`,
-        started[i].exited,
-      );
-    }
-  }
-
-  /** One node agent hosting every node (--simulated-nodes); waits until all of them are Ready. */
-  private async startSimulatedNodes(nodes: number, timeout: number): Promise<void> {
-    const flags = simulatedNodesFlags(
-      this.paths,
-      nodes,
-      this.ports(0),
-      [...clusterDNSAgentFlags(this.serviceCIDR), ...(this.o.nodeagentArgs?.(0) ?? [])],
-      this.names?.nodePrefix,
-    );
-    const p = this.start('nodeagent', flags, SIMULATED_NODES);
-    // Generous: a thousand registrations take a while on a loaded machine. Each look lists every
-    // Node (5 KB each): every 100 ms at 5,000 nodes the apiserver did little but serialize
-    // those lists, and the registrations and Lease renewals it was waiting for fell behind.
-    await waitUntil(
-      async () => (await this.readyNodes()) >= nodes,
-      Math.max(timeout, nodes * 200),
-      `${nodes} simulated nodes Ready`,
-      p.exited,
-      Math.max(100, nodes),
-    );
+  /** The node agents' start (cluster-node-agents.ts) with this cluster's layout and supervision. */
+  private nodeAgents(timeoutMs: number): NodeAgentsOptions {
+    return {
+      paths: this.paths,
+      layout: this.layout,
+      serviceCIDR: this.serviceCIDR,
+      nodeAddress: (i) => this.nodeAddress(i),
+      extra: this.o.nodeagentArgs,
+      start: (executable, args, logName) => this.start(executable, args, logName),
+      timeoutMs,
+    };
   }
 
   /** How many Nodes say Ready. */
