@@ -5,24 +5,17 @@
 // (parallel suites) and the time until all are ready and all have stopped is printed.
 // --etcd tkube|system picks the etcd asset (tkube envtest-assets --etcd).
 // Figures only, no assertion. Usage: node dist/bench/envtest.js [runs] [--parallel N] [--etcd tkube|system]
-import { readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { type EtcdChoice, writeEnvtestAssets } from '../shared/cluster/envtest-assets';
 import { startEnvtest, type Envtest } from '../test-e2e/support/envtest';
 import { tempDir } from '../test-e2e/support/processes';
+import { cpuSeconds, rssBytes } from './lib/procs';
 
 const f = (ms: number) => `${ms.toFixed(0).padStart(5)} ms`;
 
-/** User + system CPU time of a process so far (clock ticks of 10 ms). */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
-function rssMB(pid: number): number {
-  const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) / 1024 : 0;
-}
+const cpuMs = (pid: number) => cpuSeconds(pid) * 1000;
+const rssMB = (pid: number) => rssBytes(pid) / 2 ** 20;
 
 async function sequential(assets: string, dir: string, runs: number): Promise<void> {
   console.log(

@@ -4,7 +4,7 @@
 // starts its etcd asset, on free ports and a temp data dir, with --unsafe-no-fsync when it
 // takes it; stopped by PID. Figures only. Usage: node dist/bench/etcd.js [runs]
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GrpcClient } from '../apiserver/storage/etcd3/grpc-client';
@@ -13,17 +13,10 @@ import { METHOD, putFields } from '../apiserver/storage/etcd3/proto';
 import { decodePut } from '../apiserver/storage/etcd3/responses';
 import { DIST, V8_FLAGS, findOnPath } from '../shared/cluster/process';
 import { encode } from '../shared/etcd/wire';
+import { cpuSeconds, rssBytes } from './lib/procs';
 
-/** User + system CPU time of a process so far (clock ticks of 10 ms). */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
-function rssMB(pid: number): number {
-  const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) / 1024 : 0;
-}
+const cpuMs = (pid: number) => cpuSeconds(pid) * 1000;
+const rssMB = (pid: number) => rssBytes(pid) / 2 ** 20;
 
 async function healthy(url: string): Promise<boolean> {
   try {
