@@ -151,8 +151,16 @@ describe('controllers/scheduler: plugins', () => {
     // hostname weight log(3 + 2); raw cnt * 1.609 + (3 - 1): a 5.22 -> 5, b 2, c 3.61 -> 4;
     // normalized 100 * (max + min - s) / max with max 5, min 2: a 40, b 100, c 60.
     assert.deepEqual(scores(podTopologySpread, new CycleState(sib('new'), c)), [40, 100, 60]);
-    // A pod no controller owns is not spread by the defaults.
+    // A pod no controller owns is not spread by the defaults, nor one of a Job (kube's
+    // DefaultSelector takes only Services, ReplicaSets, StatefulSets and ReplicationControllers).
     assert.equal(scores(podTopologySpread, new CycleState(pod('bare'), c)), undefined);
+    const ofJob = sib('job-pod');
+    ofJob.metadata.ownerReferences![0] = {
+      ...ofJob.metadata.ownerReferences![0],
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+    };
+    assert.equal(scores(podTopologySpread, new CycleState(ofJob, c)), undefined);
   });
 
   it('PodTopologySpread DoNotSchedule: a node is out when its domain would exceed maxSkew over the emptiest one', () => {

@@ -2,10 +2,11 @@
 // DoNotSchedule ones filter (the skew a node would give must stay within
 // maxSkew), ScheduleAnyway ones score — and, for a pod with none, the system
 // default constraints (hostname maxSkew 3, zone maxSkew 5, ScheduleAnyway).
-// The system defaults select the pods of the same controller (kube selects by
-// the selectors of the Services, ReplicaSets, StatefulSets ... that select the
-// pod; the controller's own pods are those it counts in practice), counted
-// per node from the cache in O(1).
+// The system defaults select the pods of the same ReplicaSet, StatefulSet or
+// ReplicationController (kube merges the selectors of those and of the Services
+// that select the pod into one, which in practice matches the controller's own
+// pods; a pod of a Job or DaemonSet gets no default constraints, as there),
+// counted per node from the cache in O(1).
 import { selectorFromObject, type LabelSelector } from '../../../../shared/api/labels';
 import { podMatchesNodeSelectorAndAffinity } from '../../../../shared/api/scheduling';
 import type { Obj } from '../../util/base';
@@ -55,9 +56,14 @@ function userConstraints(pod: Obj, when: string): Constraint[] {
   return out;
 }
 
+/** The controllers whose selectors kube's DefaultSelector takes (helper.DefaultSelector). */
+const SPREAD_BY_DEFAULT = new Set(['apps/ReplicaSet', 'apps/StatefulSet', '/ReplicationController']);
+
 function systemDefaults(pod: Obj): Constraint[] {
-  const owner = getControllerOf(pod)?.uid;
-  if (!owner) return [];
+  const ref = getControllerOf(pod);
+  const group = ref?.apiVersion.includes('/') ? ref.apiVersion.split('/')[0] : '';
+  if (!ref || !SPREAD_BY_DEFAULT.has(`${group}/${ref.kind}`)) return [];
+  const owner = ref.uid;
   const count = (u: NodeUsage) => u.owners.get(owner) ?? 0;
   return [
     { topologyKey: HOSTNAME, maxSkew: 3, minDomains: 1, selfMatch: 1, count },
