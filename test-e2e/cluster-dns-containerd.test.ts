@@ -20,7 +20,7 @@ import { serviceProxyUnavailable } from '../shared/cluster/cluster-proxy';
 import { indexedIP, podCIDRGateway } from '../shared/cluster/node-addresses';
 import { findOnPath, waitUntil } from '../shared/cluster/process';
 import { testServiceCIDR } from '../shared/cluster/service-route.test-support';
-import { startCluster } from './support/cluster';
+import { sleeperPod, startCluster } from './support/cluster';
 import { kubectl, kubectlAvailable, kubectlOn } from './support/kubectl';
 
 describe('cluster DNS on containerd: kube-dns, pod resolv.conf and hosts, answers to busybox', function () {
@@ -35,23 +35,8 @@ describe('cluster DNS on containerd: kube-dns, pod resolv.conf and hosts, answer
 
   const { ok, json } = kubectlOn(() => cluster.kubeconfig);
   const exec = (pod: string, ...cmd: string[]) => ok(['exec', pod, '--', ...cmd]);
-  const sleeper = (name: string, spec: any = {}, labels: any = {}) => ({
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name, labels },
-    spec: {
-      terminationGracePeriodSeconds: 1,
-      containers: [
-        {
-          name: 'c',
-          image: 'busybox',
-          imagePullPolicy: 'IfNotPresent',
-          command: ['sh', '-c', "trap 'exit 0' TERM; while true; do sleep 1; done"],
-        },
-      ],
-      ...spec,
-    },
-  });
+  const sleeper = (name: string, spec: object = {}, labels: Record<string, string> = {}) =>
+    sleeperPod(name, { spec, labels });
   const service = (name: string, spec: any) => ({
     apiVersion: 'v1',
     kind: 'Service',

@@ -10,6 +10,7 @@ import { runtimeTestsUnavailable, startTestContainerd, type TestContainerd } fro
 import { Client } from '../shared/client/client';
 import { loadKubeconfig } from '../shared/client/kubeconfig';
 import type { KubeObject } from '../shared/client/types';
+import { sleeperPod } from './support/cluster';
 import { unmountUnder } from '../shared/cluster/containerd';
 import { waitUntil } from '../shared/cluster/process';
 import {
@@ -67,24 +68,8 @@ describe('nodeagent on containerd: restart and adoption', function () {
     );
   }
 
-  const podSpec = (name: string, restartPolicy = 'Always') => ({
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name },
-    spec: {
-      nodeName: node,
-      restartPolicy,
-      terminationGracePeriodSeconds: 1,
-      containers: [
-        {
-          name: 'c',
-          image: 'busybox',
-          imagePullPolicy: 'IfNotPresent',
-          command: ['sh', '-c', "trap 'exit 0' TERM; while true; do sleep 1; done"],
-        },
-      ],
-    },
-  });
+  const podSpec = (name: string, restartPolicy = 'Always') =>
+    sleeperPod(name, { spec: { nodeName: node, restartPolicy } });
 
   async function running(name: string): Promise<KubeObject | undefined> {
     const p = await pods().get(name);

@@ -19,7 +19,7 @@ import { nodeProxyRules, serviceProxyUnavailable } from '../shared/cluster/clust
 import { findOnPath, waitUntil } from '../shared/cluster/process';
 import { hasUnreachableRoute, removeUnreachableRoutes } from '../shared/cluster/service-route';
 import { testServiceCIDR } from '../shared/cluster/service-route.test-support';
-import { startCluster } from './support/cluster';
+import { sleeperPod, startCluster } from './support/cluster';
 import { kubectl, kubectlAvailable, kubectlOn } from './support/kubectl';
 
 const SYSCTLS = ['/proc/sys/net/ipv4/ip_forward', '/proc/sys/net/bridge/bridge-nf-call-iptables'];
@@ -91,25 +91,8 @@ describe('services on a two-node containerd cluster with its service proxies', f
       },
     },
   });
-  const client = (name: string, i: number, extra: any = {}) => ({
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name },
-    spec: {
-      nodeName: node(i),
-      terminationGracePeriodSeconds: 1,
-      containers: [
-        {
-          name: 'c',
-          image: 'busybox',
-          imagePullPolicy: 'IfNotPresent',
-          command: ['sh', '-c', "trap 'exit 0' TERM; while true; do sleep 1; done"],
-          ...(extra.container ?? {}),
-        },
-      ],
-      ...(extra.spec ?? {}),
-    },
-  });
+  const client = (name: string, i: number, extra: any = {}) =>
+    sleeperPod(name, { container: extra.container, spec: { nodeName: node(i), ...extra.spec } });
   const service = (name: string, spec: any) => ({
     apiVersion: 'v1',
     kind: 'Service',

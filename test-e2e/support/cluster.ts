@@ -4,6 +4,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import type { KubeObject } from '../../shared/client/types';
 import type { LocalClusterOptions } from '../../shared/cluster/cluster-options';
 import { LocalCluster } from '../../shared/cluster/local-cluster';
 import {
@@ -130,4 +131,32 @@ export function runTkube(
         resolve({ code: err ? Number((err as any).code ?? 1) || 1 : 0, stdout, stderr }),
     );
   });
+}
+
+/**
+ * A pod of the offline busybox that sleeps until it is stopped and exits at once on SIGTERM
+ * (grace 1 s), with extra pod spec, container fields and labels merged in.
+ */
+export function sleeperPod(
+  name: string,
+  o: { spec?: object; container?: object; labels?: Record<string, string> } = {},
+): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, ...(o.labels ? { labels: o.labels } : {}) },
+    spec: {
+      terminationGracePeriodSeconds: 1,
+      containers: [
+        {
+          name: 'c',
+          image: 'busybox',
+          imagePullPolicy: 'IfNotPresent',
+          command: ['sh', '-c', "trap 'exit 0' TERM; while true; do sleep 1; done"],
+          ...o.container,
+        },
+      ],
+      ...o.spec,
+    },
+  };
 }
