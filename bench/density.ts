@@ -147,6 +147,8 @@ interface PhaseFigures {
   pods: number;
   seconds: number;
   startup: LatencySummary;
+  toBound: LatencySummary;
+  boundToRunning: LatencySummary;
   schedulerPodsPerSecond: number;
 }
 
@@ -233,6 +235,8 @@ async function main(): Promise<void> {
         pods: total,
         seconds,
         startup: summarize(timeline.startupLatencies()),
+        toBound: summarize(timeline.startupSplit().toBound),
+        boundToRunning: summarize(timeline.startupSplit().boundToRunning),
         schedulerPodsPerSecond:
           bound.length > 1 ? (bound.length - 1) / ((bound[bound.length - 1] - bound[0]) / 1000) : NaN,
       };
@@ -356,6 +360,11 @@ function report(name: string, f: PhaseFigures): void {
   const s = f.startup;
   console.log(
     `  ${name}: ${f.pods} pods Running in ${f.seconds.toFixed(1)} s; startup p50 ${ms(s.p50)}, p90 ${ms(s.p90)}, p99 ${ms(s.p99)} (${SLO_STARTUP}); scheduler ${num(f.schedulerPodsPerSecond)} pods/s (${KUBE_SCHEDULER_5000_NODES})`,
+  );
+  const b = f.toBound;
+  const r = f.boundToRunning;
+  console.log(
+    `    of it: created → bound p50 ${ms(b.p50)}, p99 ${ms(b.p99)}; bound → Running and Ready p50 ${ms(r.p50)}, p99 ${ms(r.p99)}`,
   );
 }
 

@@ -75,6 +75,21 @@ export class PodTimeline {
     return Float64Array.from(out).sort();
   }
 
+  /** Creation → bound to a node, and bound → Running and Ready (ms), each sorted: where the startup went. */
+  startupSplit(): { toBound: Float64Array; boundToRunning: Float64Array } {
+    const toBound: number[] = [];
+    const boundToRunning: number[] = [];
+    for (const t of this.pods.values()) {
+      if (t.bound === undefined) continue;
+      toBound.push(t.bound - t.created);
+      if (t.running !== undefined) boundToRunning.push(t.running - t.bound);
+    }
+    return {
+      toBound: Float64Array.from(toBound).sort(),
+      boundToRunning: Float64Array.from(boundToRunning).sort(),
+    };
+  }
+
   /** When each pod was seen bound to a node, sorted. */
   boundTimes(): number[] {
     return [...this.pods.values()]
