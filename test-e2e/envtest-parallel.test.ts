@@ -1,7 +1,7 @@
 // Parallel suites on tkube's envtest assets: six environments started side by side, as six
 // ginkgo processes would, each on the ports envtest handed it and no other (nothing fixed:
 // the in-process controller manager serves no port), each its own cluster, all stopped
-// by SIGTERM to their process groups with nothing left behind.
+// by SIGTERM to their process groups with nothing left behind. On tkube's etcd stand-in.
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -23,7 +23,9 @@ describe('envtest on tkube: parallel environments', function () {
   before(async function () {
     if (!findOnPath('kubectl')) this.skip();
     dir = tempDir('envtest-parallel');
-    const { dir: assets } = writeEnvtestAssets(join(dir, 'assets'));
+    // tkube's etcd stand-in as the etcd asset here; envtest.test.ts runs the default (the
+    // installed etcd on this machine).
+    const { dir: assets } = writeEnvtestAssets(join(dir, 'assets'), { etcd: 'tkube' });
     const started = await Promise.allSettled(
       Array.from({ length: ENVIRONMENTS }, (_, i) =>
         startEnvtest(assets, join(dir, `logs-${i}`), { startTimeoutMs: START_TIMEOUT_MS }),
