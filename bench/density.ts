@@ -231,12 +231,13 @@ async function main(): Promise<void> {
       const seconds = (Date.now() - start) / 1000;
       timeline.stop();
       const bound = timeline.boundTimes();
+      const split = timeline.startupSplit();
       return {
         pods: total,
         seconds,
         startup: summarize(timeline.startupLatencies()),
-        toBound: summarize(timeline.startupSplit().toBound),
-        boundToRunning: summarize(timeline.startupSplit().boundToRunning),
+        toBound: summarize(split.toBound),
+        boundToRunning: summarize(split.boundToRunning),
         schedulerPodsPerSecond:
           bound.length > 1 ? (bound.length - 1) / ((bound[bound.length - 1] - bound[0]) / 1000) : NaN,
       };

@@ -23,7 +23,7 @@ import {
 import { nodeName } from '../shared/cluster/local-cluster';
 import { waitUntil } from '../shared/cluster/process';
 import { runtimeTestsUnavailable, testImagesDir, testPodCIDR } from '../nodeagent/cri/testing';
-import { startTkubeUp, tkubeUpPortFlags, type TkubeUpProc } from './support/cluster';
+import { sleeperPod, startTkubeUp, tkubeUpPortFlags, type TkubeUpProc } from './support/cluster';
 import { tempDir } from './support/processes';
 
 /** What of a data dir runs or exists on the host. */
@@ -122,21 +122,7 @@ describe('tkube up on containerd: stopping leaves nothing, the next up cleans a 
       for (const name of names)
         // The default service account appears shortly after the controller manager starts.
         await waitUntil(
-          () =>
-            pods.create({
-              metadata: { name },
-              spec: {
-                terminationGracePeriodSeconds: 1,
-                containers: [
-                  {
-                    name: 'c',
-                    image: 'busybox',
-                    imagePullPolicy: 'IfNotPresent',
-                    command: ['sleep', '3600'],
-                  },
-                ],
-              },
-            }),
+          () => pods.create(sleeperPod(name, { container: { command: ['sleep', '3600'] } })),
           30_000,
           `pod ${name} created`,
         );
