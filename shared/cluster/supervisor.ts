@@ -123,7 +123,7 @@ function lastLogLine(file: string): string {
   }
 }
 
-/** A pino JSON line's msg (and err), or the line itself. */
+/** A JSON log line's msg (and err), or the line itself. */
 function messageOf(line: string): string {
   try {
     const o = JSON.parse(line);

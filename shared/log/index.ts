@@ -1,7 +1,13 @@
-// Structured logging for every executable: pino JSON on stderr, with klog-style
-// verbosity (`-v N`): a message logged at V(n) is written only when n <= the
-// configured verbosity. Library code logs through this module, never console.
-import pino from 'pino';
+// Structured logging for every executable: one JSON object per line on stderr, with klog-style
+// verbosity (`-v N`): a message logged at V(n) is written only when n <= the configured
+// verbosity. Library code logs through this module, never console.
+//
+// The line is pino's (`{"level":30,"time":"<ISO>","pid":N,"component":...,<fields>,"msg":...}`,
+// levels 30/40/50), so tools reading tkube's logs keep working; the writer is our own because
+// pino's 25 modules were the largest package on every process's path to ready (see
+// docs/architecture.md). Lines of one event-loop turn are written together, synchronously, so
+// nothing is lost at exit and no timer has to wait for a drain.
+import { writeSync } from 'node:fs';
 
 export type Fields = Record<string, unknown>;
 
@@ -14,11 +20,12 @@ export interface Logger {
   child(fields: Fields): Logger;
 }
 
+const LEVEL = { info: 30, warn: 40, error: 50 } as const;
+const STDERR = 2;
+
 let verbosity = 0;
-let root: pino.Logger = pino(
-  { base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime },
-  pino.destination({ dest: 2, sync: false }),
-);
+let silent = false;
+const pidPart = `,"pid":${process.pid}`;
 
 /** Sets klog's -v level for all loggers (existing and future). */
 export function setVerbosity(level: number): void {
@@ -30,53 +37,126 @@ export function getVerbosity(): number {
 }
 
 /** Silences all logging (tests that start in-process servers use it). */
-export function setSilent(silent: boolean): void {
-  root.level = silent ? 'silent' : 'info';
+export function setSilent(on: boolean): void {
+  silent = on;
 }
 
-/** Replaces the destination, e.g. a synchronous one for short-lived tools. */
-export function setDestination(dest: pino.DestinationStream): void {
-  root = pino({ base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime }, dest);
+// Lines waiting for the end of the current turn, and what a full pipe did not take.
+let pending = '';
+let unwritten: Buffer | undefined;
+let scheduled = false;
+
+function schedule(): void {
+  if (scheduled) return;
+  scheduled = true;
+  setImmediate(() => {
+    scheduled = false;
+    writePending(false);
+  }).unref();
 }
 
-class PinoLogger implements Logger {
-  // Built once per root (setDestination replaces it): a pino child is not cheap to make.
-  private made?: { root: pino.Logger; child: pino.Logger };
-  constructor(private readonly fields: Fields) {}
-  private target(): pino.Logger {
-    if (!Object.keys(this.fields).length) return root;
-    if (this.made?.root !== root) this.made = { root, child: root.child(this.fields) };
-    // A child keeps the level it was made with; follow setSilent.
-    else if (this.made.child.level !== root.level) this.made.child.level = root.level;
-    return this.made.child;
+/** Writes what is pending; on a full non-blocking pipe keeps the rest (or, at exit, waits). */
+function writePending(untilDone: boolean): void {
+  for (;;) {
+    if (!unwritten) {
+      if (!pending) return;
+      unwritten = Buffer.from(pending);
+      pending = '';
+    }
+    try {
+      const n = writeSync(STDERR, unwritten);
+      unwritten = n >= unwritten.length ? undefined : unwritten.subarray(n);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') {
+        // stderr is closed (EPIPE, EBADF): there is nowhere to log to.
+        unwritten = undefined;
+        pending = '';
+        return;
+      }
+      if (!untilDone) {
+        setTimeout(() => writePending(false), 10).unref();
+        return;
+      }
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
+    }
+  }
+}
+
+/** Writes buffered log lines now (call before process exit; an exit writes them too). */
+export function flushLogs(): void {
+  writePending(true);
+}
+
+process.on('exit', flushLogs);
+
+function errorValue(e: Error): Fields {
+  return { type: e.name, message: e.message, stack: e.stack };
+}
+
+/** JSON of fields without its braces ("" for none); never throws. */
+function fieldsJson(fields: Fields | undefined): string {
+  if (!fields) return '';
+  let copy: Fields | undefined;
+  for (const k in fields) {
+    const v = fields[k];
+    if (v instanceof Error) (copy ??= { ...fields })[k] = errorValue(v);
+  }
+  let s: string;
+  try {
+    s = JSON.stringify(copy ?? fields);
+  } catch {
+    s = safeStringify(copy ?? fields);
+  }
+  return s.length > 2 ? s.slice(1, -1) : '';
+}
+
+/** JSON.stringify for values with cycles or BigInts. */
+function safeStringify(v: unknown): string {
+  const seen = new WeakSet<object>();
+  return JSON.stringify(v, (_k, x) => {
+    if (typeof x === 'bigint') return x.toString();
+    if (x instanceof Error) return errorValue(x);
+    if (x && typeof x === 'object') {
+      if (seen.has(x)) return '[Circular]';
+      seen.add(x);
+    }
+    return x;
+  });
+}
+
+class JsonLogger implements Logger {
+  /** The bound fields as JSON, with a leading comma (or ""). */
+  private readonly bound: string;
+  constructor(private readonly fields: Fields) {
+    const json = fieldsJson(fields);
+    this.bound = json ? `,${json}` : '';
+  }
+  private write(level: number, msg: string, fields?: Fields): void {
+    if (silent) return;
+    const extra = fieldsJson(fields);
+    pending += `{"level":${level},"time":"${new Date().toISOString()}"${pidPart}${this.bound}${
+      extra ? `,${extra}` : ''
+    },"msg":${JSON.stringify(msg)}}\n`;
+    schedule();
   }
   info(msg: string, fields?: Fields): void {
-    this.target().info(fields ?? {}, msg);
+    this.write(LEVEL.info, msg, fields);
   }
   warn(msg: string, fields?: Fields): void {
-    this.target().warn(fields ?? {}, msg);
+    this.write(LEVEL.warn, msg, fields);
   }
   error(msg: string, fields?: Fields): void {
-    this.target().error(fields ?? {}, msg);
+    this.write(LEVEL.error, msg, fields);
   }
   v(level: number): Logger | undefined {
     return level <= verbosity ? this : undefined;
   }
   child(fields: Fields): Logger {
-    return new PinoLogger({ ...this.fields, ...fields });
+    return new JsonLogger({ ...this.fields, ...fields });
   }
 }
 
 /** A logger for one component, e.g. `logger('storage/embedded')`. */
 export function logger(component: string): Logger {
-  return new PinoLogger({ component });
-}
-
-/** Flushes buffered log lines (call before process exit). */
-export function flushLogs(): void {
-  try {
-    root.flush();
-  } catch {
-    // destination already closed
-  }
+  return new JsonLogger({ component });
 }

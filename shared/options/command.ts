@@ -37,18 +37,11 @@ export interface Executable<C = FlagValues> {
   stopMessage?: string;
 }
 
-/** Flushes the logs once the logging module is loaded (pino is not needed to print help). */
-let flushLogs = (): void => {};
-
-function exitAfterFlush(code: number): void {
-  flushLogs();
-  // Give pino's asynchronous destination a moment to drain.
-  setTimeout(() => process.exit(code), 50);
-}
+// Exiting writes the buffered log lines (shared/log flushes on 'exit').
+const exit = (code: number): void => process.exit(code);
 
 function fail(err: unknown): never {
   console.error(`Error: ${err instanceof Error ? err.message : String(err)}`);
-  flushLogs();
   process.exit(1);
 }
 
@@ -62,7 +55,6 @@ async function run<C = FlagValues>(e: Executable<C>): Promise<void> {
   );
   cmd.parse(e.argv ? e.argv(process.argv) : process.argv);
   const logging = await import('../log/index.js');
-  flushLogs = logging.flushLogs;
   const log = typeof e.log === 'string' ? logging.logger(e.log) : e.log;
   let config: C;
   try {
@@ -74,7 +66,7 @@ async function run<C = FlagValues>(e: Executable<C>): Promise<void> {
     fail(err);
   }
   let stopping = false;
-  const running = await e.start(config, { stopping: () => stopping, exit: exitAfterFlush });
+  const running = await e.start(config, { stopping: () => stopping, exit });
   (await import('../heap/idle-gc.js')).startIdleGc();
   const stop = (signal: string) => {
     if (stopping) process.exit(1);
@@ -83,7 +75,7 @@ async function run<C = FlagValues>(e: Executable<C>): Promise<void> {
     running
       .stop()
       .catch((err) => log.error('shutdown failed', { err: String(err) }))
-      .finally(() => exitAfterFlush(0));
+      .finally(() => exit(0));
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
