@@ -6,7 +6,7 @@
 // --etcd tkube|system picks the etcd asset (tkube envtest-assets --etcd).
 // Both assets' RSS is read again SETTLE_MS later, with the apiserver's controllers running.
 // Figures only, no assertion. Usage: node dist/bench/envtest.js [runs] [--parallel N] [--etcd tkube|system]
-import { rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { type EtcdChoice, writeEnvtestAssets } from '../shared/cluster/envtest-assets';
 import { startEnvtest, type Envtest } from '../test-e2e/support/envtest';
@@ -61,7 +61,14 @@ async function parallel(assets: string, dir: string, n: number): Promise<void> {
   console.log(
     `${n} environments side by side: ${envs.length} ready, all within ${f(ready)}; stopped within ${f(stop)}; RSS of all assets ${rss.toFixed(0)} MB`,
   );
-  for (const s of started) if (s.status === 'rejected') console.log(`failed: ${String(s.reason)}`);
+  started.forEach((s, i) => {
+    if (s.status === 'fulfilled') return;
+    console.log(`environment ${i} failed: ${String(s.reason)}`);
+    for (const asset of ['etcd', 'kube-apiserver']) {
+      const log = join(dir, `logs-p${i}`, `${asset}.log`);
+      if (existsSync(log)) console.log(`  ${asset}.log ends:\n${readFileSync(log, 'utf8').slice(-1500)}`);
+    }
+  });
 }
 
 async function main(): Promise<void> {
