@@ -48,14 +48,23 @@ export type EtcdChoice = 'tkube' | 'system';
 export const ETCD_ONE_MEMBER_TIMINGS = ['--heartbeat-interval=10', '--election-timeout=100'] as const;
 
 /**
- * V8 for a test suite's apiserver, which lives seconds to minutes: no optimizing tier
- * (TurboFan's compiles cost more CPU at start than they give back, and its code and the
- * binary's pages it touches stay resident), a young generation of 1 MB semi-spaces (the
- * default grows them to 16 MB under a burst and keeps the pages), one V8 worker thread.
- * With the controllers running: 115 → 88–89 MB of RSS, 420–520 → 350–370 ms of CPU to
- * ready; 1,000 ConfigMap creates at one client as fast, a list of 4,000 ~15% slower.
+ * V8 for a test suite's apiserver, which lives seconds to minutes and does little work: no
+ * optimizing tier and no baseline compiler (their compiles cost more CPU at start than they give
+ * back, and their code and the binary's pages they touch stay resident), V8's memory-for-speed
+ * trade (`--optimize-for-size`: a heap grown in smaller steps), a young generation of 1 MB
+ * semi-spaces (the default grows them to 16 MB under a burst and keeps the pages), one V8 worker
+ * thread. With the controllers running: 115 → 88–98 MB of RSS with `--no-opt` alone, → 84 MB;
+ * after 4,000 ConfigMap creates 182–191 → 131–133 MB; a list of 4,000 ~2x the CPU (~25 → ~60 ms),
+ * which a test suite rarely does. Not `--jitless`/`--lite-mode` (77 and 72 MB): they take
+ * WebAssembly away, and undici's HTTP parser, the controllers' client, is WebAssembly.
  */
-const APISERVER_ASSET_V8_FLAGS = ['--no-opt', '--max-semi-space-size=1', '--v8-pool-size=1'] as const;
+const APISERVER_ASSET_V8_FLAGS = [
+  '--no-opt',
+  '--no-sparkplug',
+  '--optimize-for-size',
+  '--max-semi-space-size=1',
+  '--v8-pool-size=1',
+] as const;
 
 /**
  * Writes <dir>/<name>: a script that execs `node <script> <args> "$@"`, with `--help` answered
