@@ -37,14 +37,30 @@ async function ensure(s: ServedResource, namespace: string, obj: any): Promise<v
   }
 }
 
-export async function ensureSystemNamespaces(registry: Registry): Promise<void> {
-  const ns = served(registry, '', 'namespaces');
-  // Together: concurrent creates share one commit of the store.
-  await Promise.all(
-    SYSTEM_NAMESPACES.map((name) =>
-      ensure(ns, '', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }),
-    ),
-  );
+/** Per registry, the one making of the system namespaces (in flight or done). */
+const systemNamespacesMade = new WeakMap<Registry, Promise<void>>();
+
+/**
+ * Makes the system namespaces, once per registry: the post-start hooks that need them (the
+ * bootstrap controller, RBAC's, the identity leases', authentication info's) all wait on the
+ * same attempt; a failed one is tried again by the next caller.
+ */
+export function ensureSystemNamespaces(registry: Registry): Promise<void> {
+  let made = systemNamespacesMade.get(registry);
+  if (!made) {
+    made = (async () => {
+      const ns = served(registry, '', 'namespaces');
+      // Together: concurrent creates share one commit of the store.
+      await Promise.all(
+        SYSTEM_NAMESPACES.map((name) =>
+          ensure(ns, '', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }),
+        ),
+      );
+    })();
+    made.catch(() => systemNamespacesMade.delete(registry));
+    systemNamespacesMade.set(registry, made);
+  }
+  return made;
 }
 
 export async function ensurePriorityClasses(registry: Registry): Promise<void> {
