@@ -1,43 +1,21 @@
-// Certificates for tkube's own use: a cluster CA, self-signed serving
-// certificates (apiserver, nodeagent) and client certificates (admin
-// kubeconfig), ECDSA P-256 through WebCrypto and @peculiar/x509 (which needs
-// reflect-metadata). The library is loaded only when a certificate is made:
-// starting with existing certificates skips its ~60 ms of module loading.
-import { webcrypto, X509Certificate } from 'node:crypto';
+// Certificates for tkube's own use: a cluster CA, serving certificates
+// (apiserver, nodeagent) and client certificates (admin kubeconfig), ECDSA
+// P-256 keys from node:crypto, the certificates built by shared/pki/x509.ts.
+import { createPrivateKey, generateKeyPairSync, X509Certificate } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type * as X509 from '@peculiar/x509';
+import { issuerFrom, selfSigned, signed, type Name } from './x509';
 
-let x509lib: typeof X509 | undefined;
-
-async function loadX509(): Promise<typeof X509> {
-  if (!x509lib) {
-    // require, not import(): import() takes the package's ES build, and every CommonJS module
-    // under it then goes through the ESM loader's lexer — ~150 ms more CPU than the CJS build.
-    /* eslint-disable @typescript-eslint/no-require-imports */
-    require('reflect-metadata');
-    x509lib = require('@peculiar/x509') as typeof X509;
-    /* eslint-enable @typescript-eslint/no-require-imports */
-    x509lib.cryptoProvider.set(webcrypto as any);
-  }
-  return x509lib;
-}
-
-type CryptoKey = webcrypto.CryptoKey;
-type CryptoKeyPair = webcrypto.CryptoKeyPair;
-
-const ALG = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
 const DAY = 24 * 3600 * 1000;
+/** Back-dated an hour: a peer whose clock is a little behind still accepts a new certificate. */
+const SKEW = 3600_000;
 
 export interface KeyPair {
   certPem: string;
   keyPem: string;
 }
 
-export interface SubjectInfo {
-  commonName: string;
-  organizations?: string[];
-}
+export type SubjectInfo = Name;
 
 export interface ServingOptions {
   dnsNames?: string[];
@@ -45,100 +23,55 @@ export interface ServingOptions {
   days?: number;
 }
 
-function subjectString(s: SubjectInfo): string {
-  const esc = (v: string) => v.replace(/([,+"\\<>;=])/g, '\\$1');
-  return [`CN=${esc(s.commonName)}`, ...(s.organizations ?? []).map((o) => `O=${esc(o)}`)].join(', ');
+function newKeys() {
+  return generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
 }
 
-async function exportKey(key: CryptoKey): Promise<string> {
-  const der = Buffer.from(await webcrypto.subtle.exportKey('pkcs8', key));
-  return `-----BEGIN PRIVATE KEY-----\n${der
-    .toString('base64')
-    .replace(/(.{64})/g, '$1\n')
-    .replace(/\n?$/, '\n')}-----END PRIVATE KEY-----\n`;
-}
-
-async function importKey(pem: string): Promise<CryptoKey> {
-  const b64 = pem.replace(/-----(BEGIN|END) PRIVATE KEY-----/g, '').replace(/\s+/g, '');
-  return (await webcrypto.subtle.importKey('pkcs8', Buffer.from(b64, 'base64'), ALG, true, [
-    'sign',
-  ])) as CryptoKey;
-}
-
-const serial = () =>
-  Buffer.from(webcrypto.getRandomValues(new Uint8Array(16)))
-    .toString('hex')
-    .replace(/^[89a-f]/, '1');
-
-async function newKeys(): Promise<CryptoKeyPair> {
-  return (await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as CryptoKeyPair;
-}
+const pkcs8 = (k: ReturnType<typeof newKeys>['privateKey']) =>
+  k.export({ type: 'pkcs8', format: 'pem' }) as string;
 
 /** A new self-signed CA. */
 export async function createCA(commonName: string, days = 3650): Promise<KeyPair> {
-  const x509 = await loadX509();
-  const keys = await newKeys();
+  const { publicKey, privateKey } = newKeys();
   const now = Date.now();
-  const cert = await x509.X509CertificateGenerator.createSelfSigned({
-    serialNumber: serial(),
-    name: subjectString({ commonName }),
-    notBefore: new Date(now - 3600_000),
-    notAfter: new Date(now + days * DAY),
-    signingAlgorithm: ALG,
-    keys,
-    extensions: [
-      new x509.BasicConstraintsExtension(true, undefined, true),
-      new x509.KeyUsagesExtension(
-        x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature,
-        true,
-      ),
-      await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
-    ],
-  });
-  return { certPem: cert.toString('pem') + '\n', keyPem: await exportKey(keys.privateKey) };
+  const certPem = selfSigned(
+    {
+      subject: { commonName },
+      notBefore: new Date(now - SKEW),
+      notAfter: new Date(now + days * DAY),
+      publicKey,
+      isCA: true,
+      keyUsage: ['digitalSignature', 'keyCertSign', 'cRLSign'],
+    },
+    privateKey,
+  );
+  return { certPem, keyPem: pkcs8(privateKey) };
 }
 
+/** A leaf signed by ca: its key may be EC or RSA (a CA from disk), in PKCS#8, SEC1 or PKCS#1 PEM. */
 async function issue(
   ca: KeyPair,
   subject: SubjectInfo,
   usage: 'server' | 'client',
   opts: ServingOptions = {},
 ): Promise<KeyPair> {
-  const x509 = await loadX509();
-  const keys = await newKeys();
-  const caCert = new x509.X509Certificate(ca.certPem);
-  const caKey = await importKey(ca.keyPem);
+  const issuer = issuerFrom(ca.certPem, createPrivateKey(ca.keyPem));
+  const { publicKey, privateKey } = newKeys();
   const now = Date.now();
-  const extensions: X509.Extension[] = [
-    new x509.BasicConstraintsExtension(false, undefined, true),
-    new x509.KeyUsagesExtension(
-      x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment,
-      true,
-    ),
-    new x509.ExtendedKeyUsageExtension([
-      usage === 'server' ? x509.ExtendedKeyUsage.serverAuth : x509.ExtendedKeyUsage.clientAuth,
-    ]),
-    await x509.AuthorityKeyIdentifierExtension.create(caCert),
-  ];
-  if (usage === 'server') {
-    const names: X509.JsonGeneralName[] = [
-      ...(opts.dnsNames ?? []).map((d) => ({ type: 'dns' as const, value: d })),
-      ...(opts.ips ?? []).map((ip) => ({ type: 'ip' as const, value: ip })),
-    ];
-    if (names.length) extensions.push(new x509.SubjectAlternativeNameExtension(names));
-  }
-  const cert = await x509.X509CertificateGenerator.create({
-    serialNumber: serial(),
-    subject: subjectString(subject),
-    issuer: caCert.subject,
-    notBefore: new Date(now - 3600_000),
-    notAfter: new Date(now + (opts.days ?? 365) * DAY),
-    signingAlgorithm: ALG,
-    publicKey: keys.publicKey,
-    signingKey: caKey,
-    extensions,
-  });
-  return { certPem: cert.toString('pem') + '\n', keyPem: await exportKey(keys.privateKey) };
+  const certPem = signed(
+    {
+      subject,
+      notBefore: new Date(now - SKEW),
+      notAfter: new Date(now + (opts.days ?? 365) * DAY),
+      publicKey,
+      isCA: false,
+      keyUsage: ['digitalSignature', 'keyEncipherment'],
+      extKeyUsage: [usage === 'server' ? 'serverAuth' : 'clientAuth'],
+      ...(usage === 'server' ? { dnsNames: opts.dnsNames, ips: opts.ips } : {}),
+    },
+    issuer,
+  );
+  return { certPem, keyPem: pkcs8(privateKey) };
 }
 
 export const createServingCert = (ca: KeyPair, commonName: string, opts: ServingOptions) =>
