@@ -49,7 +49,7 @@ describe('apiserver --help', () => {
     const own = modules.filter((m) => !m.includes('/node_modules/') && m !== preload);
     assert.ok(
       own.every((m) =>
-        /\/dist\/(cmd\/apiserver|shared\/options\/[a-z-]+|apiserver\/server\/options)\.js$/.test(m),
+        /\/dist\/(cmd\/apiserver|shared\/options\/[a-z-]+|apiserver\/server\/options\/[a-z-]+)\.js$/.test(m),
       ),
       own.join('\n'),
     );

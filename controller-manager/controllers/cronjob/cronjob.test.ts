@@ -232,6 +232,10 @@ describe('controllers/cronjob', function () {
     await tick('late', t1 + 300_000 + 5_000);
     await waitFor('job within deadline', async () => (await jobsOf('late')).length === 1);
     await cronjobs().patch('late', { spec: { suspend: true } }, 'merge');
+    // The clock moves only once the controller's cache holds the suspension: a sync still queued
+    // from the job's creation must not see the next time with the CronJob not yet suspended.
+    const cache = env.factory.forResource('cronjobs.batch').lister().namespace('default');
+    await waitFor('suspend in the cache', async () => cache.get('late')?.spec?.suspend === true);
     await tick('late', t1 + 600_000 + 5_000);
     await new Promise((r) => setTimeout(r, 300));
     assert.equal((await jobsOf('late')).length, 1, 'suspended');
