@@ -1,5 +1,6 @@
 // SharedInformerFactory: one informer (one reflector, one cache) per resource,
 // namespace and selector, however many controllers ask for it.
+import { setMaxListeners } from 'node:events';
 import type { Client } from '../client/client';
 import type { ResourceClient } from '../client/resource';
 import type { ResourceSpec } from '../client/gvr';
@@ -68,6 +69,8 @@ export class SharedInformerFactory {
     private readonly opts: FactoryOptions = {},
   ) {
     this.clock = opts.clock ?? realClock;
+    // Every informer of the factory listens to this one signal: a manager runs dozens.
+    setMaxListeners(0, this.ac.signal);
   }
 
   /**
