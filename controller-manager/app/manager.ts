@@ -110,8 +110,11 @@ const GIT_COMMIT = 'tkube';
 /** The scheduler runs in this process but with kube-scheduler's own client limits (--scheduler-kube-api-qps/-burst). */
 const SCHEDULER = { controller: 'scheduler', clientName: 'kube-scheduler' };
 
-/** Informers' managedFields are dropped, as kube-controller-manager's transform does. */
-function trimManagedFields(obj: KubeObject): KubeObject {
+/**
+ * Informers' managedFields are dropped, as kube-controller-manager's transform does for its
+ * shared and its metadata informers (the garbage collector's monitors use it too).
+ */
+export function trimManagedFields(obj: KubeObject): KubeObject {
   if (obj?.metadata?.managedFields) {
     const { managedFields: _drop, ...meta } = obj.metadata;
     return { ...obj, metadata: meta };
