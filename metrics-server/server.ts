@@ -3,14 +3,18 @@
 // apiserver's kubelet credentials), keeps the last two samples per node and
 // container, and serves metrics.k8s.io/v1beta1 over HTTPS to the aggregation
 // layer, which it registers itself with: an APIService v1beta1.metrics.k8s.io
-// for a Service kube-system/metrics-server. It trusts the aggregator's headers
+// for a Service kube-system/metrics-server. Nodes and pods come from informers
+// (metrics-server's own design): a list of every pod and node each round cost the
+// apiserver a full encode of them every 15 s, seconds of its event loop at 40,000 pods.
+// It trusts the aggregator's headers
 // through extension-apiserver-authentication and asks the apiserver to
 // authorize each caller (SubjectAccessReview), as k8s.io/apiserver's delegated
 // authentication and authorization do.
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { logger } from '../shared/log';
-import type { Client } from '../shared/client';
+import type { Client, KubeObject } from '../shared/client';
+import { SharedInformerFactory, type SharedIndexInformer } from '../shared/informers';
 import { createCA, createServingCert } from '../shared/pki/certs';
 import { isStatusError } from '../shared/api/status';
 import { callerOf, requestHeaderConfigFrom, type Caller, type RequestHeaderConfig } from './requestheader';
@@ -45,6 +49,16 @@ export interface MetricsServerOptions {
   externalName?: string;
 }
 
+/** All a round and the API read of a node or pod: its name and labels (the cache keeps no more). */
+function nameAndLabels(o: KubeObject): KubeObject {
+  const m = o.metadata ?? {};
+  return {
+    apiVersion: o.apiVersion,
+    kind: o.kind,
+    metadata: { name: m.name, namespace: m.namespace, resourceVersion: m.resourceVersion, labels: m.labels },
+  };
+}
+
 interface NodeState {
   windows: NodeWindows;
   labels?: Record<string, string>;
@@ -54,7 +68,9 @@ export class MetricsServer implements MetricsSource {
   private server: Server | null = null;
   private timer: NodeJS.Timeout | null = null;
   private readonly state = new Map<string, NodeState>();
-  private podLabels = new Map<string, Record<string, string> | undefined>();
+  private informers: SharedInformerFactory | null = null;
+  private nodeInformer: SharedIndexInformer | null = null;
+  private podInformer: SharedIndexInformer | null = null;
   private auth!: RequestHeaderConfig;
   private readonly decisions = new Map<string, { allowed: boolean; until: number }>();
   port = 0;
@@ -96,6 +112,11 @@ export class MetricsServer implements MetricsSource {
     });
     this.server = server;
     this.port = (server.address() as AddressInfo).port;
+    this.informers = new SharedInformerFactory(this.o.client, { transform: nameAndLabels });
+    this.nodeInformer = this.informers.forResource('nodes');
+    this.podInformer = this.informers.forResource('pods');
+    this.informers.start();
+    await this.informers.waitForCacheSync();
     await this.scrape();
     // As metrics-server's ticker: a round still running when the next is due makes that one skip,
     // so two rounds never race to replace a node's points.
@@ -113,6 +134,7 @@ export class MetricsServer implements MetricsSource {
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    await this.informers?.shutdown();
     const s = this.server;
     if (s) {
       s.closeAllConnections();
@@ -147,18 +169,15 @@ export class MetricsServer implements MetricsSource {
 
   // ---- scraping -------------------------------------------------------------------------
 
-  /** One round: every node's /metrics/resource, and the pods' labels for selectors. */
+  /** One round: every node's /metrics/resource (the informers know the nodes and the pods' labels). */
   async scrape(): Promise<void> {
     const c = this.o.client;
     try {
-      const [nodes, pods] = await Promise.all([c.resource('nodes').list(), c.resource('pods').list()]);
-      this.podLabels = new Map(
-        pods.items.map((p: any) => [`${p.metadata.namespace}/${p.metadata.name}`, p.metadata.labels]),
-      );
-      const names = new Set(nodes.items.map((n: any) => n.metadata.name as string));
+      const nodes = this.nodeInformer?.indexer.list() ?? [];
+      const names = new Set(nodes.map((n) => n.metadata.name as string));
       for (const name of [...this.state.keys()]) if (!names.has(name)) this.state.delete(name);
       await Promise.all(
-        nodes.items.map(async (n: any) => {
+        nodes.map(async (n) => {
           const name = n.metadata.name as string;
           try {
             const r = await c.rest.raw({
@@ -194,7 +213,8 @@ export class MetricsServer implements MetricsSource {
     const out: PodUsage[] = [];
     for (const st of this.state.values()) {
       for (const [key, containers] of st.windows.containers) {
-        if (!this.podLabels.has(key)) continue;
+        const pod = this.podInformer?.indexer.getByKey(key);
+        if (!pod) continue;
         const list: PodUsage['containers'] = [];
         for (const [name, w] of containers) {
           const usage = usageBetween(w.prev, w.last);
@@ -203,7 +223,7 @@ export class MetricsServer implements MetricsSource {
         // Like metrics-server: a pod is shown only when every container has a rate.
         if (!list.length || list.length !== containers.size) continue;
         const [namespace, name] = key.split('/');
-        out.push({ namespace, name, labels: this.podLabels.get(key), containers: list });
+        out.push({ namespace, name, labels: pod.metadata.labels, containers: list });
       }
     }
     return out;

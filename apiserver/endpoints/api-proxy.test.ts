@@ -75,6 +75,23 @@ describe('resource API: proxying to nodes, pods and services', function () {
     }
   });
 
+  it('reuses its connections to an upstream from one request to the next', async () => {
+    const sockets = new Set<unknown>();
+    const onConnection = (sock: unknown) => sockets.add(sock);
+    upstream.on('connection', onConnection);
+    try {
+      for (let i = 0; i < 5; i++) {
+        const r = await api('GET', `${base}/plain?i=${i}`);
+        assert.equal(r.status, 200);
+        assert.equal(r.body.toString(), `GET /plain?i=${i}`);
+      }
+    } finally {
+      upstream.off('connection', onConnection);
+    }
+    // A connection (and a TLS handshake, for a node agent) per request was the cost before.
+    assert.equal(sockets.size, 1, `${sockets.size} connections for 5 sequential requests`);
+  });
+
   describe('pods and services', () => {
     const ns = '/api/v1/namespaces/default';
     // Pods are reached at their IP, which must not be a loopback one: use this host's address.

@@ -107,11 +107,17 @@ function userAgent(): string {
 /** The commit in the user agent (kube's gitCommit; tkube's version info says "tkube" as the apiserver does). */
 const GIT_COMMIT = 'tkube';
 
+/** HTTP/1.1 connections per client of the controller manager (see `limits` below). */
+export const CONTROLLER_CLIENT_CONNECTIONS = 128;
+
 /** The scheduler runs in this process but with kube-scheduler's own client limits (--scheduler-kube-api-qps/-burst). */
 const SCHEDULER = { controller: 'scheduler', clientName: 'kube-scheduler' };
 
-/** Informers' managedFields are dropped, as kube-controller-manager's transform does. */
-function trimManagedFields(obj: KubeObject): KubeObject {
+/**
+ * Informers' managedFields are dropped, as kube-controller-manager's transform does for its
+ * shared and its metadata informers (the garbage collector's monitors use it too).
+ */
+export function trimManagedFields(obj: KubeObject): KubeObject {
   if (obj?.metadata?.managedFields) {
     const { managedFields: _drop, ...meta } = obj.metadata;
     return { ...obj, metadata: meta };
@@ -159,6 +165,13 @@ export async function startControllerManager(
     // preconditions) over HTTP/2 — client-h2.js drops its content-length and then asserts
     // "buffer body must have content length" — and the controllers delete with options.
     http2: false,
+    // HTTP/1.1 carries one request per connection: unbounded, a client opens one per request in
+    // flight. The scheduler binds asynchronously at up to its QPS, so when the apiserver answers
+    // slower than that, every new binding opened a connection (a TLS handshake on the apiserver's
+    // one thread): at 5,000 nodes and ~67,000 pods that storm starved the lease renewal's own
+    // connection and lost the lease. client-go multiplexes one HTTP/2 connection instead; this
+    // bound plays its stream limit (above the ~50 watches the garbage collector's client holds).
+    connections: CONTROLLER_CLIENT_CONNECTIONS,
   };
   // The root client: the shared informers, the manager's own events, service accounts and their tokens.
   const client = Client.create(config, { ...limits, userAgent: `${userAgent()}/shared-informers` });

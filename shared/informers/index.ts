@@ -53,6 +53,7 @@ export {
   DelayingQueue,
   RateLimitingQueue,
   runWorkers,
+  yielder,
   type GetResult,
   type QueueOptions,
   type WorkerOptions,

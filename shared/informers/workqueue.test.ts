@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { FakeClock, flush } from '../client/clock';
 import { TokenBucket } from '../client/rate-limiter';
-import { DelayingQueue, RateLimitingQueue, runWorkers, WorkQueue } from './workqueue';
+import { DelayingQueue, RateLimitingQueue, runWorkers, WorkQueue, yielder } from './workqueue';
 import {
   BucketRateLimiter,
   defaultControllerRateLimiter,
@@ -221,5 +221,32 @@ describe('shared/informers: runWorkers', () => {
     assert.equal(attempts.get('ok'), 2);
     assert.equal(maxInFlightSameKey, 0);
     assert.equal(inFlight, 0);
+  });
+});
+
+describe('shared/informers: yielder', () => {
+  /** Runs steps that finish without I/O for ms; resolves with when a timer set at the start fired. */
+  async function loop(ms: number, pause?: () => Promise<void> | undefined) {
+    const start = Date.now();
+    let timerAt = -1;
+    setTimeout(() => (timerAt = Date.now() - start), 0);
+    while (Date.now() - start < ms) {
+      const turn = pause?.();
+      if (turn) await turn;
+      await Promise.resolve(); // a step that resumes as a microtask
+    }
+    const loopEnd = Date.now() - start;
+    await new Promise((r) => setTimeout(r, 5));
+    return { timerAt, loopEnd };
+  }
+
+  it('lets a timer run while a loop of microtask steps goes on', async () => {
+    const { timerAt, loopEnd } = await loop(200, yielder(20));
+    assert.ok(timerAt >= 0 && timerAt < 100, `timer at ${timerAt} ms of a ${loopEnd} ms loop`);
+  });
+
+  it('is needed: without it the timer waits for the whole loop', async () => {
+    const { timerAt } = await loop(200);
+    assert.ok(timerAt >= 200, `timer at ${timerAt} ms`);
   });
 });

@@ -282,6 +282,25 @@ export interface WorkerOptions<T> {
 /** How long a worker may run items back to back before it lets the event loop turn. */
 const WORKER_YIELD_MS = 20;
 
+/**
+ * A loop's check-in: call it before each step; after ms of steps back to back it returns a
+ * promise that lets the event loop turn once (timers, sockets), else undefined. Steps that finish
+ * without real I/O (a scheduling decision, a cache hit, a healthy node) resume the loop as
+ * microtasks, which would otherwise starve everything else for as long as the loop runs.
+ */
+export function yielder(ms = WORKER_YIELD_MS): () => Promise<void> | undefined {
+  let turn = Date.now();
+  return () => {
+    if (Date.now() - turn < ms) return undefined;
+    return new Promise<void>((r) =>
+      setImmediate(() => {
+        turn = Date.now();
+        r();
+      }),
+    );
+  };
+}
+
 export async function runWorkers<T>(
   queue: RateLimitingQueue<T>,
   sync: (item: T) => Promise<void>,
@@ -291,15 +310,10 @@ export async function runWorkers<T>(
   if (opts.signal.aborted) stop();
   else opts.signal.addEventListener('abort', stop, { once: true });
   const worker = async () => {
-    let turn = Date.now();
+    const pause = yielder();
     for (;;) {
-      // A sync that finishes without real I/O (a scheduling decision, a cache hit) resumes this loop
-      // as a microtask: yield a turn of the event loop now and then so timers, sockets and
-      // other workers are not starved by a long queue.
-      if (Date.now() - turn >= WORKER_YIELD_MS) {
-        await new Promise<void>((r) => setImmediate(r));
-        turn = Date.now();
-      }
+      const turn = pause();
+      if (turn) await turn;
       const r = await queue.get();
       if (r.shutdown) return;
       const item = r.item;

@@ -10,6 +10,7 @@ import type { UpstreamLocation } from '../../registry/registry';
 import { upgradeOf } from '../../server/http';
 import type { StreamKind } from '../../registry/strategies/pod-stream';
 import { handleStream } from './stream';
+import { upstreamDispatcher } from './upstream-pool';
 import { passThrough } from './upgrade';
 import { isWebSocketRequest, logWebSocketProtocol, refuseWebSocket, webSocketLogSink } from './log-websocket';
 
@@ -95,20 +96,8 @@ export async function streamProxy(
   /** Where a successful answer goes instead of the client's response (a WebSocket: pods/log). */
   sink?: AnswerSink,
 ): Promise<void> {
-  // Loaded on first use: most apiservers never proxy, and undici is a large module.
-  const { Agent, request } = await import('undici');
-  const dispatcher = new Agent({
-    connect: {
-      ca: loc.caPem,
-      cert: loc.certPem,
-      key: loc.keyPem,
-      rejectUnauthorized: !loc.insecure,
-      ...(loc.serverName ? { servername: loc.serverName } : {}),
-    },
-    headersTimeout: loc.timeoutMs,
-    connectTimeout: loc.timeoutMs,
-    bodyTimeout: 0,
-  });
+  const { request } = await import('undici');
+  const dispatcher = await upstreamDispatcher(loc);
   const ac = new AbortController();
   // Only the response's close says the client left (the request's fires once its body is read).
   res.on('close', () => {
@@ -168,7 +157,6 @@ export async function streamProxy(
       body.destroy();
       req.resume();
     }
-    void dispatcher.close();
   }
 }
 

@@ -11,7 +11,7 @@
 import type { ControllerContext, ControllerDescriptor, EventRecorderLike } from '../../controller';
 import type { ResourceClient } from '../../../shared/client';
 import type { SharedIndexInformer } from '../../../shared/informers';
-import { QueueController, getLatest, intOption, keyOf, splitKey, unwrap, type Obj } from '../util/base';
+import { QueueController, getLatest, intOption, keyOf, unwrap, type Obj } from '../util/base';
 import { UIDTrackingExpectations } from '../util/expectations';
 import {
   claimObjects,
@@ -21,7 +21,7 @@ import {
   selectingControllers,
   selectorOf,
 } from '../util/controller-ref';
-import { informerWithOwnerIndex, podInformer } from '../util/informers';
+import { claimCandidates, informerWithOwnerIndex, podInformer } from '../util/informers';
 import { PodControl, isPodReady } from '../util/pod';
 import { updateStatus } from '../util/status';
 import { REVISION_HASH_LABEL, ensureRevision, sortRevisions } from '../util/history';
@@ -145,10 +145,9 @@ export class DaemonSetController extends QueueController {
       );
       return;
     }
-    const [ns] = splitKey(key);
     const fresh = () => getLatest(this.dsClient, ds);
     const nodes = this.nodeInformer.lister().list();
-    const pods = await claimObjects(this.podInformer.lister().namespace(ns).list(), {
+    const pods = await claimObjects(claimCandidates(this.podInformer, ds), {
       owner: ds,
       apiVersion: 'apps/v1',
       kind: 'DaemonSet',
@@ -169,7 +168,7 @@ export class DaemonSetController extends QueueController {
       await this.writeStatus(ds, nodes, byNode, '');
       return;
     }
-    const revisions = await claimObjects(this.revInformer.lister().namespace(ns).list(), {
+    const revisions = await claimObjects(claimCandidates(this.revInformer, ds), {
       owner: ds,
       apiVersion: 'apps/v1',
       kind: 'DaemonSet',

@@ -12,16 +12,7 @@ import type { ControllerContext, ControllerDescriptor, EventRecorderLike } from 
 import type { ResourceClient } from '../../../shared/client';
 import type { SharedIndexInformer } from '../../../shared/informers';
 import type { LabelSelector } from '../../../shared/api/labels';
-import {
-  QueueController,
-  getLatest,
-  intOption,
-  keyOf,
-  rfc3339,
-  splitKey,
-  unwrap,
-  type Obj,
-} from '../util/base';
+import { QueueController, getLatest, intOption, keyOf, rfc3339, unwrap, type Obj } from '../util/base';
 import {
   claimObjects,
   getControllerOf,
@@ -29,7 +20,12 @@ import {
   selectingControllers,
   selectorOf,
 } from '../util/controller-ref';
-import { CONTROLLER_UID_INDEX, informerWithOwnerIndex, podInformer } from '../util/informers';
+import {
+  CONTROLLER_UID_INDEX,
+  claimCandidates,
+  informerWithOwnerIndex,
+  podInformer,
+} from '../util/informers';
 import { updateStatus } from '../util/status';
 import { APPS_V1, DeploymentSync } from './sync';
 import { rolloutRecreate } from './recreate';
@@ -126,8 +122,7 @@ export class DeploymentController extends QueueController {
       }
       return;
     }
-    const [ns] = splitKey(key);
-    const sets = await claimObjects(this.rsInformer.lister().namespace(ns).list(), {
+    const sets = await claimObjects(claimCandidates(this.rsInformer, d), {
       owner: d,
       apiVersion: APPS_V1,
       kind: 'Deployment',

@@ -6,7 +6,7 @@ import type { ControllerContext } from '../../controller';
 import { unwrapTombstone, SharedIndexInformer } from '../../../shared/informers';
 import type { Client, DiscoveredResource, KubeObject } from '../../../shared/client';
 import { MetadataClient, sleep } from '../../app/controller-util';
-import { INFORMER_REFLECTOR_OPTIONS } from '../../app/manager';
+import { INFORMER_REFLECTOR_OPTIONS, trimManagedFields } from '../../app/manager';
 import { identityOf, type DependencyGraph } from './graph';
 
 /** Resources the collector never watches (kube's ignoredResources). */
@@ -64,6 +64,9 @@ export class GraphMonitors {
       {
         name: `gc ${r.group ? `${r.resource}.${r.group}` : r.resource}`,
         reflector: INFORMER_REFLECTOR_OPTIONS,
+        // kube-controller-manager's metadata informers drop managedFields too: the graph reads
+        // owners, finalizers and deletion only, and a pod's managedFields are half its metadata.
+        transform: trimManagedFields,
       },
     );
     informer.addEventHandler({

@@ -18,13 +18,12 @@ import {
   intOption,
   keyOf,
   parseTime,
-  splitKey,
   unwrap,
   type Obj,
 } from '../util/base';
 import { UIDTrackingExpectations } from '../util/expectations';
 import { claimObjects, getControllerOf, resolveControllerRef, selectorOf } from '../util/controller-ref';
-import { CONTROLLER_UID_INDEX, podInformer } from '../util/informers';
+import { CONTROLLER_UID_INDEX, claimCandidates, podInformer } from '../util/informers';
 import { PodControl } from '../util/pod';
 import { DEFAULT_BACKOFF_MS, MAX_BACKOFF_MS, type BackoffRecord } from './backoff';
 import { JOB_TRACKING_FINALIZER, hasFinalizer, isJobFinished } from './predicates';
@@ -144,8 +143,7 @@ export class JobController extends QueueController {
     const job = jsonClone(cached);
     const sel = selectorOf(job);
     if (!sel || sel.empty) return;
-    const [ns] = splitKey(key);
-    const pods = await claimObjects(this.podInformer.lister().namespace(ns).list(), {
+    const pods = await claimObjects(claimCandidates(this.podInformer, job), {
       owner: job,
       apiVersion: 'batch/v1',
       kind: 'Job',

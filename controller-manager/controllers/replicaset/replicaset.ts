@@ -15,7 +15,6 @@ import {
   keyOf,
   rfc3339,
   slowStartBatch,
-  splitKey,
   unwrap,
   type Obj,
 } from '../util/base';
@@ -28,7 +27,13 @@ import {
   selectingControllers,
   selectorOf,
 } from '../util/controller-ref';
-import { CONTROLLER_UID_INDEX, informerWithOwnerIndex, ownedBy, podInformer } from '../util/informers';
+import {
+  CONTROLLER_UID_INDEX,
+  claimCandidates,
+  informerWithOwnerIndex,
+  ownedBy,
+  podInformer,
+} from '../util/informers';
 import {
   PodControl,
   isPodActive,
@@ -196,8 +201,7 @@ export class ReplicaSetController extends QueueController {
       this.log.warn('invalid selector', { key });
       return;
     }
-    const [ns] = splitKey(key);
-    const active = this.podInformer.lister().namespace(ns).list().filter(isPodActive);
+    const active = claimCandidates(this.podInformer, rs).filter(isPodActive);
     const pods = await claimObjects(active, {
       owner: rs,
       apiVersion: this.kind.apiVersion,
@@ -277,14 +281,15 @@ export class ReplicaSetController extends QueueController {
 
   private calculateStatus(rs: Obj, pods: Obj[], manageErr: unknown): any {
     const now = this.ctx.now();
-    const templateLabels: Record<string, string> = rs.spec?.template?.metadata?.labels ?? {};
+    // Once per sync, not per pod: a sync walks every pod of the ReplicaSet.
+    const templateLabels = Object.entries<string>(rs.spec?.template?.metadata?.labels ?? {});
     const minReady = rs.spec?.minReadySeconds ?? 0;
     let fullyLabeled = 0;
     let ready = 0;
     let available = 0;
     for (const p of pods) {
       const labels = p.metadata.labels ?? {};
-      if (Object.entries(templateLabels).every(([k, v]) => labels[k] === v)) fullyLabeled++;
+      if (templateLabels.every(([k, v]) => labels[k] === v)) fullyLabeled++;
       if (isPodReady(p)) {
         ready++;
         if (isPodAvailable(p, minReady, now)) available++;

@@ -8,16 +8,7 @@
 import type { ControllerContext, ControllerDescriptor, EventRecorderLike } from '../../controller';
 import { isAlreadyExists, isNotFound, type ResourceClient } from '../../../shared/client';
 import type { SharedIndexInformer } from '../../../shared/informers';
-import {
-  QueueController,
-  errMessage,
-  getLatest,
-  intOption,
-  keyOf,
-  splitKey,
-  unwrap,
-  type Obj,
-} from '../util/base';
+import { QueueController, errMessage, getLatest, intOption, keyOf, unwrap, type Obj } from '../util/base';
 import {
   claimObjects,
   controllerRef,
@@ -26,7 +17,7 @@ import {
   selectingControllers,
   selectorOf,
 } from '../util/controller-ref';
-import { informerWithOwnerIndex, podInformer } from '../util/informers';
+import { claimCandidates, informerWithOwnerIndex, podInformer } from '../util/informers';
 import { isPodAvailable, isPodReady } from '../util/pod';
 import { updateStatus } from '../util/status';
 import { CONTROLLER_REVISION_HASH, applyRevision, ensureRevision, sortRevisions } from '../util/history';
@@ -124,9 +115,8 @@ export class StatefulSetController extends QueueController {
       this.recorder.event(set, 'Warning', 'SelectorParsingFailed', 'Sync', 'invalid or empty selector');
       return;
     }
-    const [ns] = splitKey(key);
     const fresh = () => getLatest(this.setClient, set);
-    const revisions = await claimObjects(this.revInformer.lister().namespace(ns).list(), {
+    const revisions = await claimObjects(claimCandidates(this.revInformer, set), {
       owner: set,
       apiVersion: 'apps/v1',
       kind: 'StatefulSet',
@@ -134,7 +124,7 @@ export class StatefulSetController extends QueueController {
       client: this.revClient,
       fresh,
     });
-    const pods = await claimObjects(this.podInformer.lister().namespace(ns).list(), {
+    const pods = await claimObjects(claimCandidates(this.podInformer, set), {
       owner: set,
       apiVersion: 'apps/v1',
       kind: 'StatefulSet',

@@ -4,14 +4,21 @@ import type { SharedIndexInformer } from '../../../shared/informers';
 import type { Obj } from './base';
 import { getControllerOf } from './controller-ref';
 
-/** Objects by the uid of their controller (ownerReference with controller=true). */
+/**
+ * Objects by the uid of their controller (ownerReference with controller=true); objects
+ * without one under orphansOf(namespace), as kube's PodControllerUIDIndex keeps them.
+ */
 export const CONTROLLER_UID_INDEX = 'workloads/controllerUID';
 /** Pods by spec.nodeName ("" for unscheduled pods). */
 export const NODE_NAME_INDEX = 'workloads/nodeName';
 
-const controllerUID = (o: Obj): string[] => {
+/** The CONTROLLER_UID_INDEX value of a namespace's orphans ('/' is never part of a uid). */
+export const orphansOf = (namespace: string | undefined): string => `orphans/${namespace ?? ''}`;
+
+/** The CONTROLLER_UID_INDEX function. */
+export const controllerUID = (o: Obj): string[] => {
   const ref = getControllerOf(o);
-  return ref ? [ref.uid] : [];
+  return [ref ? ref.uid : orphansOf(o.metadata?.namespace)];
 };
 
 /** The shared informer of a resource with the controller-uid index. */
@@ -33,4 +40,16 @@ export function podInformer(ctx: ControllerContext): SharedIndexInformer<Obj> {
 export function ownedBy(inf: SharedIndexInformer<Obj>, uid: string | undefined): Obj[] {
   if (!uid) return [];
   return inf.indexer.byIndex(CONTROLLER_UID_INDEX, uid);
+}
+
+/**
+ * What a controller may claim (claimObjects): the objects it controls and the orphans of its
+ * namespace — kube's FilterPodsByOwner. Objects of other controllers are never claimed, and
+ * walking the whole namespace for each sync made a ReplicaSet of 5,000 pods among 40,000 cost
+ * 40,000 checks per sync (a third of the controller manager's CPU at 5,000 nodes × 8 pods).
+ */
+export function claimCandidates(inf: SharedIndexInformer<Obj>, owner: Obj): Obj[] {
+  const owned = ownedBy(inf, owner.metadata.uid);
+  const orphans = inf.indexer.byIndex(CONTROLLER_UID_INDEX, orphansOf(owner.metadata.namespace));
+  return orphans.length ? owned.concat(orphans) : owned;
 }
