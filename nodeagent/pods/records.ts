@@ -5,6 +5,7 @@
 import type { Timer } from '../../shared/client/clock';
 import type { KubeObject } from '../../shared/client/types';
 import type { ContainerRecord } from './runtime';
+import type { StartTrace } from './start-trace';
 import type { PodSource } from './static';
 
 export interface ContainerState {
@@ -46,6 +47,8 @@ export interface PodRecord {
   dirty: boolean;
   busy: boolean;
   timers: Timer[];
+  /** Its first start step by step (-v 4; start-trace.ts). */
+  startTrace?: StartTrace;
 }
 
 /** What the kubelet API reads of a pod (stats, streaming): a record, or a simulated node's pod. */

@@ -14,6 +14,7 @@ import type { Prober } from './prober';
 import type { ContainerState, PodRecord } from './records';
 import type { ContainerKind, ContainerRecord } from './runtime';
 import { FAKE_ANNOTATIONS, fakeSetting } from './runtime-fake';
+import { statusWritten } from './start-trace';
 import { mirrorMatches } from './static';
 import { computePodStatus, isSidecar, podFullName, type ContainerView } from './status';
 
@@ -168,6 +169,7 @@ export class PodStatusReporter {
           subresource: 'status',
         });
       rec.lastSent = text;
+      statusWritten(rec, status);
       if (rec.source === 'api' && updated?.metadata?.uid === rec.uid && !rec.removed)
         rec.pod = { ...rec.pod, status: updated.status };
     } catch (err) {

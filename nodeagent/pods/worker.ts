@@ -19,6 +19,7 @@ import type { PodLogs } from './pod-logs';
 import type { Prober } from './prober';
 import { containerState, graceSeconds, isTerminalPhase, type PodRecord, type PodRecords } from './records';
 import type { ContainerKind, ContainerRecord, ContainerRuntime } from './runtime';
+import { markStart } from './start-trace';
 import type { PodStatusReporter } from './status-reporter';
 import { isSidecar, podFullName, rejectedPodStatus } from './status';
 
@@ -163,7 +164,9 @@ export class PodWorker {
   private async runContainers(rec: PodRecord): Promise<boolean> {
     const pod = rec.pod;
     const { containers, status } = this.d;
+    markStart(rec, 'sync');
     const sandbox = await this.d.network.ensure(rec);
+    markStart(rec, 'sandbox');
     if (sandbox !== 'ready') {
       // The kubelet's "network is not ready" or a failed sandbox: containers wait in ContainerCreating.
       this.d.wakeAt(rec, this.d.clock.now() + (sandbox === 'waiting' ? 1000 : 10_000));
@@ -176,6 +179,7 @@ export class PodWorker {
       await status.send(rec, status.compute(rec, false));
       return false;
     }
+    markStart(rec, 'volumes');
     const policy = rec.pod.spec?.restartPolicy ?? 'Always';
     let initDone = true;
     let initFailed = false;
