@@ -28,6 +28,8 @@ export interface PodRecord {
   rejected?: { reason: string; message: string };
   startTime?: number;
   podIPs: string[];
+  /** Its volumes failed to mount on the last sync: its status shows no IP yet (worker.ts). */
+  volumesPending?: boolean;
   containers: Map<string, ContainerState>;
   /** The agent itself ended the pod (the kubelet's ShouldEvict: its active deadline passed): it fails so. */
   evicted?: { reason: string; message: string };

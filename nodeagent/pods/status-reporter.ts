@@ -43,7 +43,8 @@ export class PodStatusReporter {
       pod: this.apiView(rec),
       init: this.views(rec, rec.pod.spec?.initContainers ?? [], 'init'),
       containers: this.views(rec, rec.pod.spec?.containers ?? [], 'regular'),
-      podIPs: rec.podIPs,
+      // kubelet makes no sandbox before the volumes, so no IP yet (a host-network pod has the node's).
+      podIPs: rec.volumesPending && !rec.pod.spec?.hostNetwork ? [] : rec.podIPs,
       hostIPs: this.d.nodeIPs(),
       startTime: rec.startTime,
       terminating,
