@@ -29,7 +29,7 @@ import { loadKubeconfig } from '../shared/client/kubeconfig';
 import { freePort } from '../shared/cluster/process';
 import { LocalCluster, nodeName, type NodeRuntime } from '../shared/cluster/local-cluster';
 import { ContainerdAlone, type AloneSteps } from './lib/cri-alone';
-import { rssBytes, tempDir } from './lib/procs';
+import { cpuSeconds, rssBytes, tempDir } from './lib/procs';
 import { summarize, type LatencySummary } from './lib/stats';
 
 const { values } = parseArgs({
@@ -126,13 +126,25 @@ async function measure(runtime: NodeRuntime): Promise<void> {
     try {
       const node = nodeName(0);
       const ctdAll: AloneSteps[] = [];
+      // CPU seconds of each process over the 30-at-once rounds: who shares the 2 cores with containerd.
+      const tkubePids = () => [
+        ...cluster.procs.map((p) => [p.name, p.pid] as const),
+        ...cluster.containerds.map((c) => ['containerd', c.pid] as const),
+      ];
+      const cpuTkube = new CpuSpent();
+      const cpuAlone = new CpuSpent();
       const aloneRounds = async () => {
+        const pids = [['containerd', alone!.pid] as const];
+        cpuAlone.begin(pids);
         for (let r = 0; r < ROUNDS; r++)
           ctdAll.push(...(await alone!.round(PODS, (name) => pod(name, node))));
+        cpuAlone.end(pids);
       };
       if (alone) await aloneRounds();
       const all: number[] = [];
+      cpuTkube.begin(tkubePids());
       for (let r = 0; r < ROUNDS; r++) all.push(...(await round(client, node, String(r), PODS)));
+      cpuTkube.end(tkubePids());
       const agentLog = cluster.procs.find((p) => p.name === nodeName(0))?.logFile;
       if (values.phases && agentLog) printSteps(`${PODS} at once`, agentLog, /^start-\d+-/);
       if (alone) await aloneRounds();
@@ -159,7 +171,11 @@ async function measure(runtime: NodeRuntime): Promise<void> {
           `${'containerd alone'.padEnd(16)} ${PODS} pods x ${ROUNDS * 2} (before and after): RunPodSandbox -> StartContainer ${fmt(c)}; tkube/alone p50 ${(s.p50 / c.p50).toFixed(2)}x, p99 ${(s.p99 / c.p99).toFixed(2)}x`,
         );
       }
-      if (alone && values.phases) printAloneSteps(`${PODS} at once`, ctdAll);
+      console.log(`  CPU s over the ${PODS}-at-once rounds (create to all deleted): ${cpuTkube.report()}`);
+      if (alone) {
+        console.log(`  CPU s over containerd alone's rounds: ${cpuAlone.report()}`);
+        if (values.phases) printAloneSteps(`${PODS} at once`, ctdAll);
+      }
       const o = stats(one);
       console.log(`${runtime.padEnd(16)} 1 pod x ${ONE_ROUNDS}: create -> Running ${fmt(o)}`);
       if (alone) {
@@ -201,6 +217,22 @@ function printSteps(what: string, logFile: string, names: RegExp): void {
     console.log(
       `    ${step.padEnd(24)} ${s.p50.toFixed(0).padStart(6)} ${s.p99.toFixed(0).padStart(6)}  (${xs.length})`,
     );
+  }
+}
+
+/** CPU seconds each named process used between begin and end (summed over several spans). */
+class CpuSpent {
+  private readonly spent = new Map<string, number>();
+  private readonly at = new Map<number, number>();
+  begin(pids: readonly (readonly [string, number])[]): void {
+    for (const [, pid] of pids) this.at.set(pid, cpuSeconds(pid));
+  }
+  end(pids: readonly (readonly [string, number])[]): void {
+    for (const [name, pid] of pids)
+      this.spent.set(name, (this.spent.get(name) ?? 0) + cpuSeconds(pid) - (this.at.get(pid) ?? NaN));
+  }
+  report(): string {
+    return [...this.spent].map(([n, s]) => `${n} ${s.toFixed(1)}`).join(', ');
   }
 }
 

@@ -89,6 +89,11 @@ export class ContainerdAlone {
     return out;
   }
 
+  /** The private containerd's PID (its CPU time). */
+  get pid(): number {
+    return this.ctd.pid;
+  }
+
   async stop(): Promise<void> {
     this.client.close();
     await this.ctd.cleanup();

@@ -319,7 +319,7 @@ export class PodWorker {
     await this.d.network.remove(rec);
     this.d.containers.forget(rec);
     this.d.records.delete(rec.uid);
-    this.d.logs.remove(rec);
+    await this.d.logs.remove(rec);
     if (rec.source !== 'api') void this.d.mirrors.sync();
     log.v(2)?.info('pod forgotten', { pod: podFullName(rec.pod) });
   }
