@@ -6,7 +6,7 @@
 // removal of everything.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ContainerRecord } from '../pods/runtime';
@@ -117,7 +117,17 @@ describe('CRI runtime against a real containerd', function () {
     const log = readFileSync(c.logPath, 'utf8');
     assert.match(log, /^\S+ stdout F hello$/m);
     assert.match(log, /^\S+ stderr F oops$/m);
+    // The pod's cgroup in every hierarchy (cgroup v1: one per controller; v2: the one tree).
+    const root = '/sys/fs/cgroup';
+    const v2 = existsSync(join(root, 'cgroup.controllers'));
+    const trees = v2 ? [root] : readdirSync(root).map((h) => join(root, h));
+    const podCgroups = () =>
+      trees
+        .map((t) => join(t, `tkube-test-${process.pid}`, 'kubepods', 'besteffort', `pod${p.metadata.uid}`))
+        .filter((d) => existsSync(d));
+    assert.ok(podCgroups().length > 0, 'runc made the pod cgroup');
     await rt.removeSandbox(p.metadata.uid);
+    assert.deepEqual(podCgroups(), [], 'the pod cgroup is removed with the sandbox');
     const left = await new CriClient({ runtimeEndpoint: ctd.endpoint, requestTimeoutMs: 5000 }).call(
       'ListContainers',
       { filter: { labelSelector: { 'io.kubernetes.pod.uid': p.metadata.uid } } },

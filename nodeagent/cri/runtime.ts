@@ -238,7 +238,7 @@ export class CriRuntime implements ContainerRuntime {
       this.sandboxes.delete(podUID);
     }
     await this.removeFailedSandboxes(podUID);
-    removePodCgroup(sb?.config?.linux?.cgroupParent);
+    await removePodCgroup(sb?.config?.linux?.cgroupParent);
   }
 
   podUIDs(): string[] {

@@ -11,6 +11,7 @@ import type { PodEvents } from './pod-events';
 import type { PodLogs } from './pod-logs';
 import { containerState, type ContainerState, type PodRecord } from './records';
 import type { ContainerConfig, ContainerKind, ContainerRecord, ContainerRuntime } from './runtime';
+import { markStart } from './start-trace';
 import { podFullName } from './status';
 
 const log = logger('nodeagent/pods');
@@ -111,6 +112,7 @@ export class ContainerLifecycle {
         kind,
       );
     }
+    markStart(rec, 'image');
     let config: ContainerConfig | undefined;
     if (this.d.setup) {
       try {
@@ -124,6 +126,7 @@ export class ContainerLifecycle {
         return false;
       }
     }
+    markStart(rec, 'config');
     const path = this.d.logs.path(rec, c.name, s.restartCount);
     // The runtime gets command and args with $(VAR) expanded, as the kubelet hands them to CRI.
     const spec = config ? expandCommandAndArgs(c, config.env) : c;
@@ -138,12 +141,14 @@ export class ContainerLifecycle {
       this.d.wakeAt(rec, this.d.clock.now() + BACKOFF.initialMs);
       return false;
     }
+    markStart(rec, 'created');
     this.d.logs.link(rec, c.name, created);
     event.emit(rec, c, 'Normal', 'Created', 'Create', `Created container: ${c.name}`, kind);
     s.current = created;
     s.waiting = undefined;
     s.stopRequestedAt = undefined;
     await this.d.runtime.startContainer(created.id);
+    markStart(rec, 'started');
     event.emit(rec, c, 'Normal', 'Started', 'Start', `Started container ${c.name}`, kind);
     const failed = await this.d.setup?.postStart(rec, c, created);
     if (failed) {

@@ -39,6 +39,7 @@ import { Prober } from './prober';
 import { graceSeconds, newPodRecord, PodRecords, type PodRecord } from './records';
 import type { ContainerRuntime } from './runtime';
 import { isMirrorPod, type PodSource } from './static';
+import { newStartTrace } from './start-trace';
 import { PodStatusReporter } from './status-reporter';
 import { PodSyncQueue } from './sync-queue';
 import { PodVolumes } from './volumes';
@@ -275,6 +276,7 @@ export class PodManager {
 
   private add(pod: KubeObject, source: PodSource): void {
     const rec = newPodRecord(pod, source);
+    rec.startTrace = newStartTrace();
     this.table.add(rec);
     this.admission.add(rec);
   }

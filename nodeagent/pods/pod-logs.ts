@@ -3,7 +3,8 @@
 // the containers/ links the kubelet makes for log shippers — and which file
 // /containerLogs reads, with the kubelet's errors. (The files' format,
 // rotation and reading are logs.ts.)
-import { mkdirSync, rmSync, symlinkSync, unlinkSync } from 'node:fs';
+import { mkdirSync, symlinkSync } from 'node:fs';
+import { rm, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { PodRecord, PodRecords } from './records';
 import type { ContainerRecord, ContainerRuntime } from './runtime';
@@ -87,17 +88,14 @@ export class PodLogs {
     }
   }
 
-  /** The pod is forgotten: its log directory and its links go. */
-  remove(rec: PodRecord): void {
-    rmSync(this.podDir(rec), { recursive: true, force: true });
+  /** The pod is forgotten: its log directory and its links go (off the event loop, as teardowns come in bursts). */
+  async remove(rec: PodRecord): Promise<void> {
+    await rm(this.podDir(rec), { recursive: true, force: true });
     for (const s of rec.containers.values()) {
       for (const c of [s.current, s.last]) {
         if (!c) continue;
-        try {
-          unlinkSync(this.linkPath(rec, c.name, c));
-        } catch {
-          // already gone
-        }
+        // already gone: nothing to do
+        await unlink(this.linkPath(rec, c.name, c)).catch(() => {});
       }
     }
   }

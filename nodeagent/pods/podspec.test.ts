@@ -257,6 +257,87 @@ describe('nodeagent/pods: pod spec with a runtime that runs processes', function
     await waitUntil('teardown', () => !existsSync(join(dir, 'pods', p.metadata.uid!)));
   });
 
+  it('mounts the volumes while the sandbox is made, and shows no pod IP while a volume fails to mount', async () => {
+    // A runtime with sandboxes (as the CRI one) whose RunPodSandbox waits for the test.
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const asked = new Set<string>();
+    class SandboxRuntime extends ExecRuntime {
+      async ensureSandbox(pod: any): Promise<{ podIPs: string[] }> {
+        asked.add(pod.metadata.uid);
+        await gate;
+        return { podIPs: ['10.244.0.9'] };
+      }
+    }
+    const sbMgr = new PodManager({
+      client: nodeClient,
+      nodeName: 'n1',
+      maxPods: 110,
+      runtime: new SandboxRuntime({ logRotation: { maxSizeBytes: 1 << 20, maxFiles: 3 } }),
+      recorder,
+      logsDir: join(dir, 'logs'),
+      rootDir: dir,
+      nodeIPs: () => ['127.0.0.1'],
+      nodeUID: () => undefined,
+      podCIDR: () => '10.244.0.0/24',
+      allocatable: () => ({ cpu: '2', memory: '1Gi' }),
+    });
+    sbMgr.markSynced();
+    const cms = client.resource('configmaps').namespace(ns);
+    await cms.create({ metadata: { name: 'now' }, data: { hue: 'green' } });
+    const podWith = async (name: string, cm: string) => {
+      const p = await client
+        .resource('pods')
+        .namespace(ns)
+        .create({
+          metadata: { name },
+          spec: {
+            nodeName: 'n1',
+            terminationGracePeriodSeconds: 0,
+            volumes: [{ name: 'conf', configMap: { name: cm } }],
+            containers: [
+              {
+                name: 'c',
+                image: 'busybox:1.36',
+                command: ['sleep', '60'],
+                volumeMounts: [{ name: 'conf', mountPath: '/c' }],
+              },
+            ],
+          },
+        });
+      sbMgr.apiPodUpdated(p);
+      return p;
+    };
+    const st = (name: string): any => sbMgr.runningPods().find((p) => p.metadata.name === name)?.status;
+    try {
+      const a = await podWith('parallel', 'now');
+      const file = join(dir, 'pods', a.metadata.uid!, 'volumes', 'kubernetes.io~configmap', 'conf', 'hue');
+      // Written while its RunPodSandbox has not returned.
+      await waitUntil('the volume mounted during the sandbox', () => existsSync(file));
+      assert.ok(asked.has(a.metadata.uid!), 'the sandbox was asked for');
+      const b = await podWith('no-cm-yet', 'later-cm');
+      await waitUntil('the second sandbox asked for', () => asked.has(b.metadata.uid!));
+      release();
+      await waitUntil('parallel Running', () => st('parallel')?.phase === 'Running');
+      assert.equal(st('parallel').podIP, '10.244.0.9');
+      await waitUntil('FailedMount', () =>
+        recorder.events.includes(
+          'Warning FailedMount MountVolume.SetUp failed for volume "conf" : configmap "later-cm" not found',
+        ),
+      );
+      await waitUntil('ContainerCreating', () => st('no-cm-yet')?.containerStatuses?.[0]?.state?.waiting);
+      assert.equal(st('no-cm-yet').containerStatuses[0].state.waiting.reason, 'ContainerCreating');
+      assert.equal(st('no-cm-yet').podIP, undefined, 'no IP while its volume is not mounted');
+      await cms.create({ metadata: { name: 'later-cm' }, data: { hue: 'red' } });
+      sbMgr.requestSync(b.metadata.uid!);
+      await waitUntil('no-cm-yet Running', () => st('no-cm-yet')?.phase === 'Running');
+      assert.equal(st('no-cm-yet').podIP, '10.244.0.9');
+    } finally {
+      release();
+      await sbMgr.stop();
+    }
+  });
+
   it("waits in ContainerCreating while its claim is unbound (kubelet's FailedMount), then mounts the bound PV", async () => {
     const pvcs = client.resource('persistentvolumeclaims').namespace(ns);
     const claim = await pvcs.create({

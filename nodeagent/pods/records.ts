@@ -5,6 +5,7 @@
 import type { Timer } from '../../shared/client/clock';
 import type { KubeObject } from '../../shared/client/types';
 import type { ContainerRecord } from './runtime';
+import type { StartTrace } from './start-trace';
 import type { PodSource } from './static';
 
 export interface ContainerState {
@@ -27,6 +28,8 @@ export interface PodRecord {
   rejected?: { reason: string; message: string };
   startTime?: number;
   podIPs: string[];
+  /** Its volumes failed to mount on the last sync: its status shows no IP yet (worker.ts). */
+  volumesPending?: boolean;
   containers: Map<string, ContainerState>;
   /** The agent itself ended the pod (the kubelet's ShouldEvict: its active deadline passed): it fails so. */
   evicted?: { reason: string; message: string };
@@ -46,6 +49,8 @@ export interface PodRecord {
   dirty: boolean;
   busy: boolean;
   timers: Timer[];
+  /** Its first start step by step (-v 4; start-trace.ts). */
+  startTrace?: StartTrace;
 }
 
 /** What the kubelet API reads of a pod (stats, streaming): a record, or a simulated node's pod. */

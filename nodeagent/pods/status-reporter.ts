@@ -14,6 +14,7 @@ import type { Prober } from './prober';
 import type { ContainerState, PodRecord } from './records';
 import type { ContainerKind, ContainerRecord } from './runtime';
 import { FAKE_ANNOTATIONS, fakeSetting } from './runtime-fake';
+import { statusWritten } from './start-trace';
 import { mirrorMatches } from './static';
 import { computePodStatus, isSidecar, podFullName, type ContainerView } from './status';
 
@@ -42,7 +43,8 @@ export class PodStatusReporter {
       pod: this.apiView(rec),
       init: this.views(rec, rec.pod.spec?.initContainers ?? [], 'init'),
       containers: this.views(rec, rec.pod.spec?.containers ?? [], 'regular'),
-      podIPs: rec.podIPs,
+      // kubelet makes no sandbox before the volumes, so no IP yet (a host-network pod has the node's).
+      podIPs: rec.volumesPending && !rec.pod.spec?.hostNetwork ? [] : rec.podIPs,
       hostIPs: this.d.nodeIPs(),
       startTime: rec.startTime,
       terminating,
@@ -168,6 +170,7 @@ export class PodStatusReporter {
           subresource: 'status',
         });
       rec.lastSent = text;
+      statusWritten(rec, status);
       if (rec.source === 'api' && updated?.metadata?.uid === rec.uid && !rec.removed)
         rec.pod = { ...rec.pod, status: updated.status };
     } catch (err) {

@@ -20,9 +20,9 @@ import {
   openSync,
   readdirSync,
   readFileSync,
-  rmSync,
   statSync,
 } from 'node:fs';
+import { readFile, rm } from 'node:fs/promises';
 import { join, normalize } from 'node:path';
 import { promisify } from 'node:util';
 import { parseQuantity, milliValue } from '../../shared/api/validation/quantity';
@@ -142,11 +142,14 @@ export function applyFsGroup(dir: string, gid: number, readOnly: boolean): void 
   walk(dir);
 }
 
-/** Mount points below `dir`, deepest first (from /proc/self/mountinfo). */
-function mountsBelow(dir: string): string[] {
+/**
+ * Mount points below `dir`, deepest first (from /proc/self/mountinfo, read off the event loop: with
+ * each pod's rootfs, shm and netns mounts listed it is slow to read, and teardowns read it twice).
+ */
+async function mountsBelow(dir: string): Promise<string[]> {
   let text: string;
   try {
-    text = readFileSync('/proc/self/mountinfo', 'utf8');
+    text = await readFile('/proc/self/mountinfo', 'utf8');
   } catch {
     return [];
   }
@@ -310,7 +313,7 @@ export class PodVolumes {
   /** A tmpfs at path (once) when the agent is root and the runtime real; whether one is there. */
   private async mountTmpfs(path: string, opts: string[]): Promise<boolean> {
     if (!this.d.realRuntime || process.getuid?.() !== 0) return false;
-    if (!mountsBelow(join(path, '..')).includes(path))
+    if (!(await mountsBelow(join(path, '..'))).includes(path))
       await run('mount', ['-t', 'tmpfs', ...opts, 'tmpfs', path]);
     return true;
   }
@@ -396,9 +399,11 @@ export class PodVolumes {
     for (const k of [...this.messageFiles.keys()]) if (k.startsWith(`${uid}/`)) this.messageFiles.delete(k);
     const dir = this.podDir(uid);
     if (!existsSync(dir)) return;
-    for (const m of mountsBelow(dir)) await run('umount', [m]);
+    const mounts = await mountsBelow(dir);
+    for (const m of mounts) await run('umount', [m]);
     // Never remove through a mount point that is still there.
-    if (mountsBelow(dir).length) throw new Error(`volumes of pod ${uid} are still mounted`);
-    rmSync(dir, { recursive: true, force: true });
+    if (mounts.length && (await mountsBelow(dir)).length)
+      throw new Error(`volumes of pod ${uid} are still mounted`);
+    await rm(dir, { recursive: true, force: true });
   }
 }
