@@ -12,6 +12,7 @@ import {
   readFileSync,
   readlinkSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import https from 'node:https';
@@ -83,6 +84,40 @@ function startAsset(
     child.on('exit', (code, signal) => r({ code, signal })),
   );
   return { name, child, pgid: child.pid!, ports, exited };
+}
+
+/** addr.Suggest's reservations: a file per port, for two minutes, seen by every process. */
+const PORT_RESERVATIONS = join(tmpdir(), 'tkube-envtest-ports');
+const PORT_RESERVATION_MS = 120_000;
+
+/**
+ * addr.Suggest: a free port no environment (of this process or another) was handed in the last
+ * two minutes. A port the kernel gave one environment, closed again for its process to bind,
+ * can come back from the next listen(0): with two dozen environments starting at once, to
+ * another one.
+ */
+async function suggestPort(): Promise<number> {
+  mkdirSync(PORT_RESERVATIONS, { recursive: true });
+  for (let attempt = 0; ; attempt++) {
+    const port = await freePort();
+    const file = join(PORT_RESERVATIONS, `port-${port}`);
+    try {
+      writeFileSync(file, String(process.pid), { flag: 'wx' });
+      return port;
+    } catch {
+      // Reserved: taken again only once the reservation is over (or after envtest's 100 tries).
+      let stale = true;
+      try {
+        stale = Date.now() - statSync(file).mtimeMs >= PORT_RESERVATION_MS;
+      } catch {
+        // gone meanwhile
+      }
+      if (stale || attempt >= 100) {
+        writeFileSync(file, String(process.pid));
+        return port;
+      }
+    }
+  }
 }
 
 /** GET url until 200, every 100 ms, as envtest's health poller (HTTP/1.1, no verification, no client cert). */
@@ -167,7 +202,7 @@ export async function startEnvtest(
       spawnSync(join(assetsDir, 'etcd'), ['--help'], { encoding: 'utf8' }),
     );
     const noFsync = /^\s*--unsafe-no-fsync\b/m.test(`${etcdHelp.stdout}${etcdHelp.stderr}`);
-    const [clientPort, peerPort] = [await freePort(), await freePort()];
+    const [clientPort, peerPort] = [await suggestPort(), await suggestPort()];
     const etcdURL = `http://127.0.0.1:${clientPort}`;
     const t0 = performance.now();
     const etcd = startAsset(
@@ -193,7 +228,7 @@ export async function startEnvtest(
     if (help.status !== 0)
       throw new Error(`unable to run command "kube-apiserver --help" to check for flag: ${help.stderr}`);
     const insecurePort = /^\s*--insecure-port\b/m.test(`${help.stdout}${help.stderr}`);
-    const port = await freePort();
+    const port = await suggestPort();
     const t1 = performance.now();
     const apiserver = startAsset(
       'kube-apiserver',
