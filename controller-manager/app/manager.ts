@@ -155,18 +155,16 @@ export async function startControllerManager(
     qps: values.kubeApiQps,
     burst: values.kubeApiBurst,
     contentType: values.kubeApiContentType,
-    // HTTP/1.1: undici 7 cannot send a DELETE with a body (DeleteOptions: propagationPolicy,
-    // preconditions) over HTTP/2 — client-h2.js drops its content-length and then asserts
-    // "buffer body must have content length" — and the controllers delete with options.
-    http2: false,
   };
   // The root client: the shared informers, the manager's own events, service accounts and their tokens.
   const client = Client.create(config, { ...limits, userAgent: `${userAgent()}/shared-informers` });
   // The lease has a client (limiter and connection) of its own, so no controller's requests queue
   // before a renewal, and a timeout below the renew deadline, so one hung request cannot lose it:
-  // its one connection goes with the request that timed out, the retry opens a fresh one.
+  // its one connection goes with the request that timed out, the retry opens a fresh one. So
+  // HTTP/1.1: an HTTP/2 stream that timed out leaves its session, which may be the dead part.
   const electionClient = Client.create(config, {
     ...limits,
+    http2: false,
     connections: 1,
     userAgent: `${userAgent()}/leader-election`,
     timeoutMs: leaderElectionClientTimeoutMs(values.leaderElectRenewDeadline),

@@ -66,11 +66,7 @@ describe('shared/client: HTTP/2 sessions', function () {
 
   it("opens another session once the server's max concurrent streams are open", async () => {
     const held: (() => void)[] = [];
-    s = await startServer(
-      'h2',
-      (_req, res) => held.push(() => res.end('ok')),
-      { maxConcurrentStreams: 2 },
-    );
+    s = await startServer('h2', (_req, res) => held.push(() => res.end('ok')), { maxConcurrentStreams: 2 });
     await transport();
     // A first stream: the session is up (the server's SETTINGS read) before the burst.
     const warm = get('/warm');

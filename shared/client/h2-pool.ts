@@ -34,7 +34,14 @@ const {
 } = http2.constants;
 
 /** Request headers HTTP/2 forbids (RFC 9113 8.2.2); host becomes :authority, which node sets from the origin. */
-const CONNECTION_HEADERS = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'host']);
+const CONNECTION_HEADERS = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+]);
 
 /** Streams a session takes before the server's SETTINGS arrive (Go's initial assumption). */
 const INITIAL_MAX_STREAMS = 100;
@@ -107,7 +114,8 @@ class Conn {
   private healthCheck(): void {
     if (this.session.destroyed) return;
     const quiet = Date.now() - this.lastRead;
-    if (quiet < this.opts.readIdleTimeoutMs) return this.scheduleHealthCheck(this.opts.readIdleTimeoutMs - quiet);
+    if (quiet < this.opts.readIdleTimeoutMs)
+      return this.scheduleHealthCheck(this.opts.readIdleTimeoutMs - quiet);
     this.pingTimer = setTimeout(() => {
       this.session.destroy(transportError('the server did not answer a ping', 'ERR_HTTP2_PING_TIMEOUT'));
     }, this.opts.pingTimeoutMs);
@@ -198,7 +206,10 @@ export class H2Pool {
           socket.destroy();
           return resolve(undefined);
         }
-        const session = http2.connect(origin, { createConnection: () => socket, settings: { enablePush: false } });
+        const session = http2.connect(origin, {
+          createConnection: () => socket,
+          settings: { enablePush: false },
+        });
         const conn = new Conn(
           session,
           this.opts,
@@ -211,7 +222,8 @@ export class H2Pool {
         this.conns.set(origin, list);
         if (this.draining) session.close();
         // Ready once the server's SETTINGS came: its stream limit is known before streams go out.
-        const failed = (err?: Error) => reject(err ?? transportError(`${origin}: the session closed`, 'ECONNRESET'));
+        const failed = (err?: Error) =>
+          reject(err ?? transportError(`${origin}: the session closed`, 'ECONNRESET'));
         session.once('error', failed);
         session.once('close', failed);
         session.once('remoteSettings', () => {
@@ -237,7 +249,10 @@ export class H2Pool {
    */
   private stream(ex: Exchange, conn: Conn): Promise<Error | undefined> {
     const o = ex.o;
-    const headers: http2.OutgoingHttpHeaders = { [HTTP2_HEADER_METHOD]: o.method, [HTTP2_HEADER_PATH]: o.path };
+    const headers: http2.OutgoingHttpHeaders = {
+      [HTTP2_HEADER_METHOD]: o.method,
+      [HTTP2_HEADER_PATH]: o.path,
+    };
     for (const [k, v] of Object.entries(o.headers ?? {})) {
       const name = k.toLowerCase();
       if (v !== undefined && !CONNECTION_HEADERS.has(name)) headers[name] = v;
@@ -270,7 +285,13 @@ export class H2Pool {
         conn.read();
         req.on('data', () => conn.read());
         // A stream its session's destroy ended is destroyed already at its 'end'; one the server ended is not.
-        ex.respond(Number(h[HTTP2_HEADER_STATUS]), headersFrom(distinct(h, raw)), req, cancel, () => !req.destroyed);
+        ex.respond(
+          Number(h[HTTP2_HEADER_STATUS]),
+          headersFrom(distinct(h, raw)),
+          req,
+          cancel,
+          () => !req.destroyed,
+        );
         resolve(undefined);
       });
       req.once('close', () => {

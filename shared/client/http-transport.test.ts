@@ -8,12 +8,20 @@ import { RestClient, Transport } from './rest';
 import { isAbortError, isProbableEOF } from './errors';
 import { echo, startServer, testPKI, type Handler, type TestServer } from './http-transport.test-support';
 
-async function tlsTransport(opts: ConstructorParameters<typeof HttpTransport>[0] = {}): Promise<HttpTransport> {
+async function tlsTransport(
+  opts: ConstructorParameters<typeof HttpTransport>[0] = {},
+): Promise<HttpTransport> {
   const { ca } = await testPKI();
   return new HttpTransport({ ...opts, tls: { ca: ca.certPem, ...opts.tls } });
 }
 
-async function json(t: HttpTransport, origin: string, method: string, path: string, body?: string): Promise<any> {
+async function json(
+  t: HttpTransport,
+  origin: string,
+  method: string,
+  path: string,
+  body?: string,
+): Promise<any> {
   const res = await t.request({ origin, path, method, body, headers: { authorization: 'Bearer x' } });
   assert.equal(res.statusCode, 200);
   return { ...(JSON.parse(await res.body.text()) as object), headers: res.headers };
@@ -168,7 +176,9 @@ describe('shared/client: HTTP transport on node:http2 and node:https', function 
         assert.equal(calls, 2);
         // A POST is not retried: the server may have acted on it.
         calls = 0;
-        await assert.rejects(rest.request({ method: 'POST', path: '/thing', body: {} }), (e) => isProbableEOF(e));
+        await assert.rejects(rest.request({ method: 'POST', path: '/thing', body: {} }), (e) =>
+          isProbableEOF(e),
+        );
         assert.equal(calls, 1);
       } finally {
         await tr.close(0);

@@ -73,7 +73,8 @@ export class Exchange {
     o.signal?.addEventListener('abort', this.onAbort, { once: true });
     if (o.headersTimeout) {
       this.timer = setTimeout(
-        () => this.fail(transportError(`no response headers in ${o.headersTimeout} ms`, 'ERR_HEADERS_TIMEOUT')),
+        () =>
+          this.fail(transportError(`no response headers in ${o.headersTimeout} ms`, 'ERR_HEADERS_TIMEOUT')),
         o.headersTimeout,
       );
       this.timer.unref();
@@ -97,7 +98,13 @@ export class Exchange {
     }
     this.settled = true;
     clearTimeout(this.timer);
-    this.body = new ResponseBody(source, cancelSource, this.o.bodyTimeout ?? 0, () => this.finish(), complete);
+    this.body = new ResponseBody(
+      source,
+      cancelSource,
+      this.o.bodyTimeout ?? 0,
+      () => this.finish(),
+      complete,
+    );
     this.resolve({ statusCode, headers, body: this.body });
   }
 
@@ -119,7 +126,8 @@ export class Exchange {
 function withLength(headers: HttpRequest['headers'], body: HttpRequest['body']): http.OutgoingHttpHeaders {
   const h: http.OutgoingHttpHeaders = {};
   for (const [k, v] of Object.entries(headers ?? {})) if (v !== undefined) h[k.toLowerCase()] = v;
-  if (body !== undefined) h['content-length'] = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
+  if (body !== undefined)
+    h['content-length'] = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
   return h;
 }
 
