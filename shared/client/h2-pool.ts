@@ -284,13 +284,13 @@ export class H2Pool {
         responded = true;
         conn.read();
         req.on('data', () => conn.read());
-        // A stream its session's destroy ended is destroyed already at its 'end'; one the server ended is not.
+        // node ends the streams of a destroyed session as if the server had: those are cut short.
         ex.respond(
           Number(h[HTTP2_HEADER_STATUS]),
           headersFrom(distinct(h, raw)),
           req,
           cancel,
-          () => !req.destroyed,
+          () => !conn.session.destroyed,
         );
         resolve(undefined);
       });

@@ -51,6 +51,9 @@ export class ResponseBody extends Readable {
     complete: () => boolean,
   ) {
     super();
+    // Its readers see its errors (iteration, buffer()); an unread body (a watch stopped before it
+    // was iterated) must not take the process down with an unhandled 'error', as in undici.
+    this.on('error', () => {});
     source.on('data', (chunk: Buffer) => {
       this.arm();
       if (!this.push(chunk)) source.pause();

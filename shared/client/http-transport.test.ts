@@ -125,6 +125,21 @@ describe('shared/client: HTTP transport on node:http2 and node:https', function 
     );
   });
 
+  it('an unread body that is aborted or cut does not raise an unhandled error', async () => {
+    const s = await serve('h2', (_req, res) => {
+      res.writeHead(200);
+      res.write('x');
+    });
+    const t = await transport();
+    const ac = new AbortController();
+    const aborted = await t.request({ origin: s.origin, path: '/', method: 'GET', signal: ac.signal });
+    const cut = await t.request({ origin: s.origin, path: '/', method: 'GET' });
+    ac.abort();
+    s.sessions[0].destroy();
+    await new Promise((r) => setTimeout(r, 200));
+    assert.ok(aborted.body.destroyed && cut.body.destroyed);
+  });
+
   it('fails a body that stops for longer than bodyTimeout', async () => {
     const s = await serve('h2', (_req, res) => {
       res.writeHead(200);
