@@ -161,25 +161,23 @@ export async function startControllerManager(
     qps: values.kubeApiQps,
     burst: values.kubeApiBurst,
     contentType: values.kubeApiContentType,
-    // HTTP/1.1: undici 7 cannot send a DELETE with a body (DeleteOptions: propagationPolicy,
-    // preconditions) over HTTP/2 — client-h2.js drops its content-length and then asserts
-    // "buffer body must have content length" — and the controllers delete with options.
-    http2: false,
-    // HTTP/1.1 carries one request per connection: unbounded, a client opens one per request in
-    // flight. The scheduler binds asynchronously at up to its QPS, so when the apiserver answers
-    // slower than that, every new binding opened a connection (a TLS handshake on the apiserver's
-    // one thread): at 5,000 nodes and ~67,000 pods that storm starved the lease renewal's own
-    // connection and lost the lease. client-go multiplexes one HTTP/2 connection instead; this
-    // bound plays its stream limit (above the ~50 watches the garbage collector's client holds).
+    // HTTP/2 (client-go's one multiplexed connection). Where the server speaks only HTTP/1.1,
+    // a connection carries one request at a time: unbounded, a client opened one per request in
+    // flight, and at 5,000 nodes and ~67,000 pods the scheduler's bindings, arriving faster than
+    // the apiserver answered, opened a TLS handshake each and starved the lease renewal's own
+    // connection. This bound plays HTTP/2's stream limit (above the ~50 watches the garbage
+    // collector's client holds).
     connections: CONTROLLER_CLIENT_CONNECTIONS,
   };
   // The root client: the shared informers, the manager's own events, service accounts and their tokens.
   const client = Client.create(config, { ...limits, userAgent: `${userAgent()}/shared-informers` });
   // The lease has a client (limiter and connection) of its own, so no controller's requests queue
   // before a renewal, and a timeout below the renew deadline, so one hung request cannot lose it:
-  // its one connection goes with the request that timed out, the retry opens a fresh one.
+  // its one connection goes with the request that timed out, the retry opens a fresh one. So
+  // HTTP/1.1: an HTTP/2 stream that timed out leaves its session, which may be the dead part.
   const electionClient = Client.create(config, {
     ...limits,
+    http2: false,
     connections: 1,
     userAgent: `${userAgent()}/leader-election`,
     timeoutMs: leaderElectionClientTimeoutMs(values.leaderElectRenewDeadline),

@@ -31,8 +31,7 @@ export async function startTestControllerManager(
   });
   const manager = await startControllerManager(values, { descriptors });
   await manager.leading;
-  // HTTP/1.1 like the manager's own client: undici cannot send DELETE bodies (DeleteOptions) over HTTP/2.
-  const client = Client.create(manager.client.config, { qps: -1, http2: false });
+  const client = Client.create(manager.client.config, { qps: -1 });
   return {
     manager,
     client,

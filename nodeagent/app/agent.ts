@@ -134,9 +134,6 @@ export async function startNodeAgent(
         contentType: cfg.contentType,
         userAgent: `kubelet/${KUBELET_VERSION} (${process.platform}/${goArch()}) kubernetes/tkube`,
         clock,
-        // HTTP/1.1: undici's HTTP/2 client cannot send a DELETE with a body (DeleteOptions with
-        // preconditions, the final delete of a pod), see the report of issue 8.
-        http2: false,
       })
     : undefined;
   if (!client) log.info('no --kubeconfig: standalone mode, static pods only');

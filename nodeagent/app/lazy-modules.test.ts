@@ -1,8 +1,8 @@
 // What a node agent loads: the CRI client (grpc-js, protobufjs) and the CRI runtime only
 // with --runtime remote, grpc-js for probes only on a pod's first grpc probe, the
 // simulated nodes' host only with --simulated-nodes, and no general system-information
-// library (the machine is read from /proc), undici's dispatchers without the rest of its
-// index (shared/client/undici.ts). A module list, not a time or a size.
+// library (the machine is read from /proc), and no undici (the client's transport is
+// node:http2 and node:https, shared/client/http-transport.ts). A module list, not a time or a size.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -37,16 +37,13 @@ describe('node agent: modules it never runs stay unloaded', function () {
     assert.ok(loaded.some((f) => f.endsWith(join('nodeagent', 'pods', 'probe-handlers.js'))));
   });
 
-  it("loads undici's dispatchers only, not its index (fetch, WebSocket, cache, mocks)", () => {
-    const undici = loadedByTheCommand().filter((f) => /node_modules[\\/]undici[\\/]/.test(f));
-    assert.ok(
-      undici.some((f) => /[\\/]lib[\\/]dispatcher[\\/]agent\.js$/.test(f)),
-      'the Agent was loaded',
-    );
+  it('loads no undici: the client is on node:http2 and node:https', () => {
+    const loaded = loadedByTheCommand();
     assert.deepEqual(
-      undici.filter((f) => /undici[\\/]index\.js$|[\\/]lib[\\/](web|mock|cache)[\\/]/.test(f)),
+      loaded.filter((f) => /node_modules[\\/]undici[\\/]/.test(f)),
       [],
     );
+    assert.ok(loaded.some((f) => f.endsWith(join('shared', 'client', 'http-transport.js'))));
   });
 
   it('the grpc prober loads grpc-js on its first probe', () => {

@@ -6,7 +6,7 @@
 // keeps the last good set, as the kubelet does.
 import { existsSync, readdirSync, readFileSync, statSync, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
-import { request } from '../../shared/client/undici';
+import { HttpTransport } from '../../shared/client/http-transport';
 import { realClock, type Clock } from '../../shared/client/clock';
 import type { KubeObject } from '../../shared/client/types';
 import { logger } from '../../shared/log';
@@ -124,6 +124,8 @@ export class HttpSource {
   private stopped = false;
   private lastBody?: string;
   private known = new Map<string, string>();
+  /** HTTP/1.1 with keep-alive, as the kubelet's http.Client does for a manifest URL. */
+  private readonly http = new HttpTransport({ http2: false });
 
   constructor(
     readonly url: string,
@@ -149,14 +151,14 @@ export class HttpSource {
   /** One fetch; true when the set of pods was (re)delivered. */
   async read(): Promise<boolean> {
     if (this.stopped) return false;
-    const headers: [string, string][] = [];
-    for (const [name, values] of Object.entries(this.headers))
-      for (const v of values) headers.push([name, v]);
     let body: string;
     try {
-      const res = await request(this.url, {
+      const u = new URL(this.url);
+      const res = await this.http.request({
+        origin: u.origin,
+        path: `${u.pathname}${u.search}`,
         method: 'GET',
-        headers: headers.flat(),
+        headers: this.headers,
         headersTimeout: 10_000,
         bodyTimeout: 10_000,
       });
@@ -195,5 +197,6 @@ export class HttpSource {
   stop(): void {
     this.stopped = true;
     this.timer?.cancel();
+    void this.http.close(0);
   }
 }

@@ -56,7 +56,7 @@ export async function startSimulatedNodes(
     burst: perNode(cfg.kubeAPIBurst),
     contentType: cfg.contentType,
     userAgent: `kubelet/${KUBELET_VERSION} (${process.platform}/${arch}) kubernetes/tkube/simulated`,
-    // HTTP/1.1: the final pod delete carries DeleteOptions (see the node agent).
+    // HTTP/1.1: CLIENT_CONNECTIONS sockets, sized for thousands of nodes' renewals (see above).
     http2: false,
     connections: CLIENT_CONNECTIONS,
   });

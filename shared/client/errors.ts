@@ -162,19 +162,30 @@ export function isConnectionRefused(err: unknown): boolean {
   return errorCodes(err).includes('ECONNREFUSED');
 }
 
+/**
+ * Node's codes for a connection that went away under a request: reset or closed sockets
+ * ("socket hang up" is ECONNRESET), HTTP/2 streams reset, sessions that sent GOAWAY, failed or
+ * missed their ping, a closed client (shared/client/http-transport.ts), and undici's own.
+ */
+const EOF_CODES = new Set([
+  'ECONNRESET',
+  'EPIPE',
+  'ECONNABORTED',
+  'ERR_STREAM_PREMATURE_CLOSE',
+  'ERR_HTTP2_STREAM_ERROR',
+  'ERR_HTTP2_STREAM_CANCEL',
+  'ERR_HTTP2_GOAWAY_SESSION',
+  'ERR_HTTP2_SESSION_ERROR',
+  'ERR_HTTP2_INVALID_SESSION',
+  'ERR_HTTP2_PING_TIMEOUT',
+  'ERR_CLIENT_CLOSED',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+]);
+
 /** A transport failure that is usually transient (connection reset, EOF, socket closed). */
 export function isProbableEOF(err: unknown): boolean {
-  const codes = errorCodes(err);
-  return codes.some((c) =>
-    [
-      'ECONNRESET',
-      'EPIPE',
-      'UND_ERR_SOCKET',
-      'UND_ERR_CLOSED',
-      'ERR_HTTP2_STREAM_ERROR',
-      'ERR_HTTP2_GOAWAY_SESSION',
-    ].includes(c),
-  );
+  return errorCodes(err).some((c) => EOF_CODES.has(c));
 }
 
 /** Whether err is an abort caused by the caller's signal. */

@@ -1,13 +1,12 @@
-// The REST layer: one keep-alive undici pool per apiserver (HTTP/2 when the
-// server offers it), TLS and bearer token from the ClientConfig, client-go's
+// The REST layer: one HTTP transport per apiserver (node:http2 sessions when the server
+// offers h2, else a keep-alive node:https agent: http-transport.ts), TLS and bearer token from the ClientConfig, client-go's
 // QPS/burst limiter on every request but watches, content negotiation
 // (Protobuf first for built-in kinds, JSON otherwise), Status errors as
 // StatusError, and client-go's bounded retry on Retry-After (429 and 5xx) and
 // on connection resets for GETs.
 import { readFileSync } from 'node:fs';
 import { basename, extname } from 'node:path';
-import type { Agent as UndiciAgent, Dispatcher } from 'undici';
-import { Agent } from './undici';
+import { HttpTransport, type HttpResponse, type ResponseBody } from './http-transport';
 import { logger } from '../log';
 import { decodeObject, encodeObject, protobufSupported, PROTOBUF_MEDIA_TYPE } from '../codec/protobuf';
 import { goShapeObject } from '../codec/go-json';
@@ -45,7 +44,7 @@ export interface ClientOptions {
   /** Retries after Retry-After answers and GET connection resets (client-go: 10). */
   maxRetries?: number;
   clock?: Clock;
-  /** HTTP/1.1 connections per origin (undici pool); default unlimited. */
+  /** HTTP/1.1 connections per origin; default unlimited (HTTP/2 opens a session per server stream limit). */
   connections?: number;
 }
 
@@ -79,7 +78,7 @@ export interface RawResponse {
 export interface StreamResponse {
   statusCode: number;
   headers: Record<string, string | string[] | undefined>;
-  body: Dispatcher.ResponseData['body'];
+  body: ResponseBody;
   contentType: string;
   /** Ends the stream (and the HTTP/2 stream or connection under it). */
   abort(): void;
@@ -117,14 +116,11 @@ class TokenSource {
   }
 }
 
-/** The connection pool and credentials, shared by every client derived from one config. */
+/** The connections and credentials, shared by every client derived from one config. */
 export class Transport {
   readonly origin: string;
   readonly prefix: string;
-  readonly agent: Agent;
-  /** HTTP/1.1 only, for DELETE with DeleteOptions: undici's HTTP/2 client cannot send a body with a DELETE. */
-  private http1?: Agent;
-  private readonly connect: UndiciAgent.Options['connect'];
+  readonly http: HttpTransport;
   private readonly tokens: TokenSource;
   private closed = false;
 
@@ -133,27 +129,23 @@ export class Transport {
     this.origin = url.origin;
     this.prefix = url.pathname.replace(/\/+$/, '');
     this.tokens = new TokenSource(config.token, config.tokenFile, opts.clock);
-    this.connect = {
-      ca: config.caPem,
-      cert: config.certPem,
-      key: config.keyPem,
-      rejectUnauthorized: !config.insecure,
-      ...GO_ROOT_POOL_TRUST,
-      ...(config.serverName ? { servername: config.serverName } : {}),
-    };
-    this.agent = new Agent({
-      allowH2: opts.http2 ?? true,
+    this.http = new HttpTransport({
+      http2: opts.http2 ?? true,
       connections: opts.connections ?? null,
-      keepAliveTimeout: 30_000,
-      keepAliveMaxTimeout: 600_000,
-      connect: this.connect,
+      keepAliveMs: 30_000,
+      tls: {
+        ca: config.caPem,
+        cert: config.certPem,
+        key: config.keyPem,
+        rejectUnauthorized: !config.insecure,
+        ...GO_ROOT_POOL_TRUST,
+        ...(config.serverName ? { servername: config.serverName } : {}),
+      },
     });
   }
 
-  /** The pool for a request: the main one, or HTTP/1.1 for a DELETE with a body. */
-  agentFor(method: string, hasBody: boolean): Agent {
-    if (method !== 'DELETE' || !hasBody) return this.agent;
-    return (this.http1 ??= new Agent({ allowH2: false, keepAliveTimeout: 30_000, connect: this.connect }));
+  get isClosed(): boolean {
+    return this.closed;
   }
 
   authorization(): string | undefined {
@@ -165,16 +157,7 @@ export class Transport {
   async close(graceMs = 1000): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    let timer: NodeJS.Timeout | undefined;
-    const graceful = Promise.all([this.agent.close(), this.http1?.close()]).then(
-      () => true,
-      () => true,
-    );
-    const late = new Promise<boolean>((r) => (timer = setTimeout(() => r(false), graceMs)));
-    const done = await Promise.race([graceful, late]);
-    clearTimeout(timer);
-    if (!done)
-      await Promise.all([this.agent.destroy().catch(() => {}), this.http1?.destroy().catch(() => {})]);
+    await this.http.close(graceMs);
   }
 }
 
@@ -217,13 +200,14 @@ function logWarnings(headers: RawResponse['headers']): void {
   const w = headers['warning'];
   if (!w) return;
   for (const line of Array.isArray(w) ? w : [w]) {
-    // RFC 7234 warning: 299 - "text"
-    const m = /^\d{3}\s+\S+\s+"((?:[^"\\]|\\.)*)"/.exec(line);
-    const text = m ? m[1] : line;
-    if (seenWarnings.has(text)) continue;
-    if (seenWarnings.size > 1000) seenWarnings.clear();
-    seenWarnings.add(text);
-    log.warn(`Warning: ${text}`);
+    // RFC 7234 warnings: 299 - "text"; node:http2 joins repeated headers with ", ".
+    const texts = [...line.matchAll(/(?:^|,\s*)\d{3}\s+\S+\s+"((?:[^"\\]|\\.)*)"/g)].map((m) => m[1]);
+    for (const text of texts.length ? texts : [line]) {
+      if (seenWarnings.has(text)) continue;
+      if (seenWarnings.size > 1000) seenWarnings.clear();
+      seenWarnings.add(text);
+      log.warn(`Warning: ${text}`);
+    }
   }
 }
 
@@ -282,19 +266,19 @@ export class RestClient {
   }
 
   /**
-   * Sends a request with client-go's retry rules and returns the undici response
-   * (body unread). Non-watch requests wait for the rate limiter first.
+   * Sends a request with client-go's retry rules and returns the response (body unread).
+   * Non-watch requests wait for the rate limiter first.
    */
-  private async send(o: RequestOptions, watch: boolean): Promise<Dispatcher.ResponseData> {
+  private async send(o: RequestOptions, watch: boolean): Promise<HttpResponse> {
     const { body, contentType } = this.encode(o, this.protobuf && !!o.protobuf);
     const path = this.transport.prefix + o.path + buildQuery(o.query);
     const signal = this.signalFor(o, watch);
     // Watches are not throttled on their first try, like client-go's Request.Watch.
     if (!watch) await this.limiter.wait(signal);
     for (let attempt = 1; ; attempt++) {
-      let res: Dispatcher.ResponseData;
+      let res: HttpResponse;
       try {
-        res = await this.transport.agentFor(o.method, body !== undefined).request({
+        res = await this.transport.http.request({
           origin: this.transport.origin,
           path,
           method: o.method,
@@ -307,7 +291,7 @@ export class RestClient {
       } catch (err) {
         if (signal?.aborted || isAbortError(err)) throw signal?.reason ?? err;
         // A reset connection on a GET is retried after a second (client-go's artificial Retry-After).
-        if (o.method === 'GET' && isProbableEOF(err) && attempt <= this.maxRetries) {
+        if (o.method === 'GET' && isProbableEOF(err) && attempt <= this.maxRetries && !this.transport.isClosed) {
           log.v(4)?.info('retrying request after a connection error', { path, attempt, err: String(err) });
           await this.clock.sleep(1000, signal);
           signal?.throwIfAborted();
@@ -335,7 +319,7 @@ export class RestClient {
     const res = await this.send(o, false);
     let body: Buffer;
     try {
-      body = Buffer.from(await res.body.arrayBuffer());
+      body = await res.body.buffer();
     } catch (err) {
       if (o.signal?.aborted) throw o.signal.reason;
       throw err;
@@ -361,7 +345,7 @@ export class RestClient {
     const res = await this.send({ ...o, signal }, true);
     logWarnings(res.headers);
     if (res.statusCode < 200 || res.statusCode >= 300) {
-      const body = Buffer.from(await res.body.arrayBuffer());
+      const body = await res.body.buffer();
       throw this.errorFor(res.statusCode, res.headers, body);
     }
     return {
