@@ -56,7 +56,8 @@ export const ETCD_ONE_MEMBER_TIMINGS = ['--heartbeat-interval=10', '--election-t
  * thread. With the controllers running: 115 → 88–98 MB of RSS with `--no-opt` alone, → 84 MB;
  * after 4,000 ConfigMap creates 182–191 → 131–133 MB; a list of 4,000 ~2x the CPU (~25 → ~60 ms),
  * which a test suite rarely does. Not `--jitless`/`--lite-mode` (77 and 72 MB): they take
- * WebAssembly away, and undici's HTTP parser, which the apiserver's webhook and aggregator calls use, is WebAssembly.
+ * WebAssembly away, and undici's HTTP parser, which the apiserver's webhook and aggregator
+ * calls use, is WebAssembly.
  */
 const APISERVER_ASSET_V8_FLAGS = [
   '--no-opt',
