@@ -107,15 +107,13 @@ describe('nodeagent/pods: pod spec with a runtime that runs processes', function
     await client?.close();
     await srv?.stop();
   });
-  beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'tkube-podspec-'));
-    recorder = new FakeRecorder();
-    runtime = new ExecRuntime({ logRotation: { maxSizeBytes: 1 << 20, maxFiles: 3 } });
-    mgr = new PodManager({
+  /** A synced pod manager of node n1 on the runtime, writing under this test's dir. */
+  const managerOn = (rt: ConstructorParameters<typeof PodManager>[0]['runtime']): PodManager => {
+    const m = new PodManager({
       client: nodeClient,
       nodeName: 'n1',
       maxPods: 110,
-      runtime,
+      runtime: rt,
       recorder,
       logsDir: join(dir, 'logs'),
       rootDir: dir,
@@ -124,7 +122,14 @@ describe('nodeagent/pods: pod spec with a runtime that runs processes', function
       podCIDR: () => '10.244.0.0/24',
       allocatable: () => ({ cpu: '2', memory: '1Gi' }),
     });
-    mgr.markSynced();
+    m.markSynced();
+    return m;
+  };
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'tkube-podspec-'));
+    recorder = new FakeRecorder();
+    runtime = new ExecRuntime({ logRotation: { maxSizeBytes: 1 << 20, maxFiles: 3 } });
+    mgr = managerOn(runtime);
   });
   afterEach(async () => {
     await mgr.stop();
@@ -269,20 +274,7 @@ describe('nodeagent/pods: pod spec with a runtime that runs processes', function
         return { podIPs: ['10.244.0.9'] };
       }
     }
-    const sbMgr = new PodManager({
-      client: nodeClient,
-      nodeName: 'n1',
-      maxPods: 110,
-      runtime: new SandboxRuntime({ logRotation: { maxSizeBytes: 1 << 20, maxFiles: 3 } }),
-      recorder,
-      logsDir: join(dir, 'logs'),
-      rootDir: dir,
-      nodeIPs: () => ['127.0.0.1'],
-      nodeUID: () => undefined,
-      podCIDR: () => '10.244.0.0/24',
-      allocatable: () => ({ cpu: '2', memory: '1Gi' }),
-    });
-    sbMgr.markSynced();
+    const sbMgr = managerOn(new SandboxRuntime({ logRotation: { maxSizeBytes: 1 << 20, maxFiles: 3 } }));
     const cms = client.resource('configmaps').namespace(ns);
     await cms.create({ metadata: { name: 'now' }, data: { hue: 'green' } });
     const podWith = async (name: string, cm: string) => {
