@@ -291,7 +291,12 @@ export class RestClient {
       } catch (err) {
         if (signal?.aborted || isAbortError(err)) throw signal?.reason ?? err;
         // A reset connection on a GET is retried after a second (client-go's artificial Retry-After).
-        if (o.method === 'GET' && isProbableEOF(err) && attempt <= this.maxRetries && !this.transport.isClosed) {
+        if (
+          o.method === 'GET' &&
+          isProbableEOF(err) &&
+          attempt <= this.maxRetries &&
+          !this.transport.isClosed
+        ) {
           log.v(4)?.info('retrying request after a connection error', { path, attempt, err: String(err) });
           await this.clock.sleep(1000, signal);
           signal?.throwIfAborted();
