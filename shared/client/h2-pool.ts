@@ -7,7 +7,7 @@
 import * as http2 from 'node:http2';
 import { isIP } from 'node:net';
 import * as tls from 'node:tls';
-import { headersFrom, transportError } from './http-body';
+import { headersFrom, requestHeaders, transportError } from './http-body';
 import type { Exchange } from './http-transport';
 
 export interface TlsOptions {
@@ -253,12 +253,8 @@ export class H2Pool {
       [HTTP2_HEADER_METHOD]: o.method,
       [HTTP2_HEADER_PATH]: o.path,
     };
-    for (const [k, v] of Object.entries(o.headers ?? {})) {
-      const name = k.toLowerCase();
-      if (v !== undefined && !CONNECTION_HEADERS.has(name)) headers[name] = v;
-    }
-    if (o.body !== undefined)
-      headers['content-length'] = typeof o.body === 'string' ? Buffer.byteLength(o.body) : o.body.length;
+    for (const [name, v] of Object.entries(requestHeaders(o.headers, o.body)))
+      if (!CONNECTION_HEADERS.has(name)) headers[name] = v;
     let req: http2.ClientHttp2Stream;
     try {
       req = conn.session.request(headers, { endStream: o.body === undefined });

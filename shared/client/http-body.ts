@@ -23,6 +23,18 @@ export function headersFrom(distinct: Record<string, string[] | undefined>): Res
   return out;
 }
 
+/** Request headers as node's clients take them: lower-case names, no unset values, the body's length. */
+export function requestHeaders(
+  headers: Record<string, string | string[] | undefined> | undefined,
+  body: string | Buffer | undefined,
+): Record<string, string | string[] | number> {
+  const h: Record<string, string | string[] | number> = {};
+  for (const [k, v] of Object.entries(headers ?? {})) if (v !== undefined) h[k.toLowerCase()] = v;
+  if (body !== undefined)
+    h['content-length'] = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
+  return h;
+}
+
 const truncated = () => transportError('the connection closed before the response body ended', 'ECONNRESET');
 
 export function abortError(reason: unknown): Error {

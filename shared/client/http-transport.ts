@@ -8,7 +8,14 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import type { Readable } from 'node:stream';
-import { abortError, headersFrom, ResponseBody, transportError, type ResponseHeaders } from './http-body';
+import {
+  abortError,
+  headersFrom,
+  requestHeaders,
+  ResponseBody,
+  transportError,
+  type ResponseHeaders,
+} from './http-body';
 import { H2Pool, type TlsOptions } from './h2-pool';
 
 export type { TlsOptions } from './h2-pool';
@@ -123,14 +130,6 @@ export class Exchange {
   }
 }
 
-function withLength(headers: HttpRequest['headers'], body: HttpRequest['body']): http.OutgoingHttpHeaders {
-  const h: http.OutgoingHttpHeaders = {};
-  for (const [k, v] of Object.entries(headers ?? {})) if (v !== undefined) h[k.toLowerCase()] = v;
-  if (body !== undefined)
-    h['content-length'] = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
-  return h;
-}
-
 export class HttpTransport {
   private readonly h2?: H2Pool;
   private h1s?: https.Agent;
@@ -147,6 +146,10 @@ export class HttpTransport {
         pingTimeoutMs: opts.pingTimeoutMs ?? 15_000,
       });
     }
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
   }
 
   request(o: HttpRequest): Promise<HttpResponse> {
@@ -198,7 +201,7 @@ export class HttpTransport {
       port: u.port,
       path: o.path,
       method: o.method,
-      headers: withLength(o.headers, o.body),
+      headers: requestHeaders(o.headers, o.body),
     });
     ex.cancel = () => req.destroy();
     req.on('error', (err) => ex.fail(err));

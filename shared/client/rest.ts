@@ -122,7 +122,6 @@ export class Transport {
   readonly prefix: string;
   readonly http: HttpTransport;
   private readonly tokens: TokenSource;
-  private closed = false;
 
   constructor(config: ClientConfig, opts: { http2?: boolean; connections?: number; clock?: Clock } = {}) {
     const url = new URL(config.server);
@@ -145,7 +144,7 @@ export class Transport {
   }
 
   get isClosed(): boolean {
-    return this.closed;
+    return this.http.isClosed;
   }
 
   authorization(): string | undefined {
@@ -155,8 +154,6 @@ export class Transport {
 
   /** Closes the pool: in-flight requests get graceMs to finish (watches should be stopped first), then are cut. */
   async close(graceMs = 1000): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
     await this.http.close(graceMs);
   }
 }
