@@ -6,10 +6,9 @@
 // for a Service kube-system/metrics-server. Nodes and pods come from informers
 // (metrics-server's own design): a list of every pod and node each round cost the
 // apiserver a full encode of them every 15 s, seconds of its event loop at 40,000 pods.
-// It trusts the aggregator's headers
-// through extension-apiserver-authentication and asks the apiserver to
-// authorize each caller (SubjectAccessReview), as k8s.io/apiserver's delegated
-// authentication and authorization do.
+// It trusts the aggregator's headers through extension-apiserver-authentication and
+// asks the apiserver to authorize each caller (SubjectAccessReview), as
+// k8s.io/apiserver's delegated authentication and authorization do.
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { logger } from '../shared/log';
