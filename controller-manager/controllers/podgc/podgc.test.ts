@@ -8,7 +8,7 @@ import { retryOnConflict } from '../../app/controller-util';
 import { startTestControllerManager, type TestControllerManager } from '../../app/testing';
 import { waitUntil } from '../../../shared/cluster/process';
 import type { ControllerDescriptor } from '../../controller';
-import { startPodGCController } from './podgc';
+import { podsToCollect, startPodGCController } from './podgc';
 
 const NS = 'podgc-test';
 const fastPodGC: ControllerDescriptor = {
@@ -95,5 +95,53 @@ describe('controller-manager: pod garbage collector', function () {
     await pod('stuck', 'oos', 'Running');
     await pods().delete('stuck', { gracePeriodSeconds: 300 });
     await gone('stuck');
+  });
+});
+
+describe('controller-manager: pod garbage collector pass over all pods', () => {
+  const now = new Date().toISOString();
+  const ready = (name: string, taint?: string) => ({
+    metadata: { name },
+    spec: taint ? { taints: [{ key: taint, effect: 'NoExecute' }] } : {},
+    status: { conditions: [{ type: 'Ready', status: taint ? 'False' : 'True' }] },
+  });
+  const nodes = [ready('n1'), ready('down', 'node.kubernetes.io/out-of-service')];
+  const pod = (i: number, node?: string, phase?: string, deleting = false) => ({
+    metadata: { name: `p${i}`, namespace: 'ns', ...(deleting ? { deletionTimestamp: now } : {}) },
+    spec: node ? { nodeName: node } : {},
+    status: phase ? { phase } : {},
+  });
+
+  it('sorts every pod into the collections it belongs to', async () => {
+    const pods = [
+      pod(0, 'n1'),
+      pod(1, 'n1', 'Succeeded'),
+      pod(2, 'down', 'Running', true),
+      pod(3, 'down', 'Running'),
+      pod(4, 'gone'),
+      pod(5, 'gone', 'Failed'),
+      pod(6, undefined, undefined, true),
+    ];
+    const found = await podsToCollect(pods, nodes);
+    const names = (ps: { metadata: { name?: string } }[]) => ps.map((p) => p.metadata.name);
+    assert.deepEqual(names(found.terminated), ['p1', 'p5']);
+    assert.deepEqual(names(found.terminatingOutOfService), ['p2']);
+    assert.deepEqual([...found.onMissingNodes.keys()], ['gone']);
+    assert.deepEqual(names(found.onMissingNodes.get('gone')!), ['p4', 'p5']);
+    assert.deepEqual(names(found.unscheduledTerminating), ['p6']);
+  });
+
+  it('offers the event loop a turn every 1,024 pods', async () => {
+    const pods = Array.from({ length: 10_000 }, (_, i) => pod(i, i % 2 ? 'n1' : 'gone'));
+    let turns = 0;
+    let timerRan = false;
+    setImmediate(() => (timerRan = true));
+    const found = await podsToCollect(pods, nodes, () => {
+      turns++;
+      return turns === 5 ? new Promise<void>((r) => setImmediate(r)) : undefined;
+    });
+    assert.equal(turns, Math.ceil(pods.length / 1024));
+    assert.ok(timerRan, 'a turn of the event loop was taken');
+    assert.equal(found.onMissingNodes.get('gone')!.length, 5_000);
   });
 });
