@@ -54,9 +54,18 @@ export function buildKubeconfig(i: KubeconfigInput): object {
   };
 }
 
-export function writeKubeconfig(path: string, input: KubeconfigInput): void {
+/**
+ * Writes a kubeconfig: YAML for people, JSON (valid YAML, read by every client) for components,
+ * which then start without the YAML parser.
+ */
+export function writeKubeconfig(
+  path: string,
+  input: KubeconfigInput,
+  format: 'yaml' | 'json' = 'yaml',
+): void {
   mkdirSync(dirname(resolve(path)), { recursive: true });
-  writeFileSync(path, toYAML(buildKubeconfig(input)), { mode: 0o600 });
+  const cfg = buildKubeconfig(input);
+  writeFileSync(path, format === 'json' ? `${JSON.stringify(cfg, null, 2)}\n` : toYAML(cfg), { mode: 0o600 });
 }
 
 function dataOrFile(data: string | undefined, file: string | undefined, base: string): string | undefined {

@@ -24,11 +24,15 @@ export async function writeComponentKubeconfig(o: ComponentCredentialOptions): P
   const dir = join(o.kubeconfig, '..');
   const base = o.subject.commonName.replace(/[^a-zA-Z0-9.-]+/g, '-');
   const pair = await loadOrCreate(dir, base, () => createClientCert(ca, o.subject, 3650));
-  writeKubeconfig(o.kubeconfig, {
-    server: o.server,
-    caPem: ca.certPem,
-    certPem: pair.certPem,
-    keyPem: pair.keyPem,
-    userName: o.subject.commonName,
-  });
+  writeKubeconfig(
+    o.kubeconfig,
+    {
+      server: o.server,
+      caPem: ca.certPem,
+      certPem: pair.certPem,
+      keyPem: pair.keyPem,
+      userName: o.subject.commonName,
+    },
+    'json',
+  );
 }
