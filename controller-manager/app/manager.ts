@@ -16,15 +16,16 @@ import {
   inClusterConfig,
   loadKubeconfig,
   type ClientConfig,
+  type ClientOptions,
   type KubeObject,
 } from '../../shared/client';
 import { SharedInformerFactory } from '../../shared/informers';
 import {
   JITTER_FACTOR,
-  LeaderElector,
+  LOCK_TYPES,
   LeaderHealthzAdaptor,
+  newComponentElector,
   leaderElectionClientTimeoutMs,
-  newResourceLock,
 } from '../../shared/leaderelection';
 import { EventBroadcaster, type EventRecorder } from '../../shared/events';
 import { MetricsRegistry, checkShowHiddenVersion } from '../../shared/metrics/registry';
@@ -140,6 +141,10 @@ function validateLeaderElection(values: FlagValues): void {
     throw new Error(
       'leaderElection.renewDeadline: Invalid value: must be greater than retryPeriod*JitterFactor',
     );
+  if (!(LOCK_TYPES as readonly string[]).includes(values.leaderElectResourceLock))
+    throw new Error(
+      `invalid --leader-elect-resource-lock "${values.leaderElectResourceLock}": must be one of ${LOCK_TYPES.join(', ')}`,
+    );
 }
 
 /** Starts a controller manager from its flag values (what `tkube controller-manager` runs). */
@@ -172,16 +177,17 @@ export async function startControllerManager(
   // The root client: the shared informers, the manager's own events, service accounts and their tokens.
   const client = Client.create(config, { ...limits, userAgent: `${userAgent()}/shared-informers` });
   // The lease has a client (limiter and connection) of its own, so no controller's requests queue
-  // before a renewal, and a timeout below the renew deadline, so one hung request cannot lose it:
-  // its one connection goes with the request that timed out, the retry opens a fresh one. So
-  // HTTP/1.1: an HTTP/2 stream that timed out leaves its session, which may be the dead part.
-  const electionClient = Client.create(config, {
+  // before a renewal (with --leader-elect-thread, in a thread of its own, so no long turn of the
+  // main event loop either), and a timeout below the renew deadline, so one hung request cannot
+  // lose it: its one connection goes with the request that timed out, the retry opens a fresh one.
+  // So HTTP/1.1: an HTTP/2 stream that timed out leaves its session, which may be the dead part.
+  const electionClientOptions: ClientOptions = {
     ...limits,
     http2: false,
     connections: 1,
     userAgent: `${userAgent()}/leader-election`,
     timeoutMs: leaderElectionClientTimeoutMs(values.leaderElectRenewDeadline),
-  });
+  };
   const builderOptions = { root: client, clientOptions: limits, userAgent: userAgent(), log };
   const clients: ControllerClientBuilder = values.useServiceAccountCredentials
     ? new ServiceAccountClientBuilder(builderOptions)
@@ -329,18 +335,15 @@ export async function startControllerManager(
 
   let electing: Promise<void>;
   if (values.leaderElect) {
-    const lock = newResourceLock(values.leaderElectResourceLock, electionClient, {
-      namespace: values.leaderElectResourceNamespace,
-      name: leaseName,
-      identity,
-    });
-    const elector = new LeaderElector({
-      lock,
+    const elector = newComponentElector({
+      thread: values.leaderElectThread,
+      config,
+      clientOptions: electionClientOptions,
+      lock: { namespace: values.leaderElectResourceNamespace, name: leaseName, identity },
       leaseDurationMs: values.leaderElectLeaseDuration,
       renewDeadlineMs: values.leaderElectRenewDeadline,
       retryPeriodMs: values.leaderElectRetryPeriod,
       releaseOnCancel: true,
-      name: leaseName,
       eventRecorder: broadcaster.newRecorder(MANAGER, identity),
       callbacks: {
         onStartedLeading: (signal) => run(signal),
@@ -374,7 +377,6 @@ export async function startControllerManager(
       const grace = opts.clientGraceMs;
       await clients.close();
       await Promise.all([
-        electionClient.close(grace),
         schedulerClient.close(grace),
         client.close(grace),
         authnClient?.close(grace),

@@ -21,7 +21,7 @@ import { ClusterServiceProxies, type ServiceProxyStatus } from './cluster-proxy'
 import type { ClusterNames } from './cluster-names';
 import type { LocalClusterOptions } from './cluster-options';
 import { writeClusterState } from './cluster-state';
-import { apiserverFlags, controllerManagerFlags, simulatorRateFlags } from './component-flags';
+import { apiserverFlags, controllerManagerFlags, simulatorControllerManagerFlags } from './component-flags';
 import type { RunningContainerd } from './containerd';
 import { clusterPaths, type ClusterPaths } from './data-dir';
 import { frontProxyFlags } from './front-proxy';
@@ -222,7 +222,7 @@ export class LocalCluster {
       const cm = this.start(
         'controller-manager',
         controllerManagerFlags(this.paths, port, [
-          ...(simulated ? simulatorRateFlags() : []),
+          ...(simulated ? simulatorControllerManagerFlags() : []),
           ...(o.controllerManagerArgs ?? []),
         ]),
         'controller-manager',

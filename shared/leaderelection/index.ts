@@ -21,6 +21,12 @@ export {
   type ResourceLock,
 } from './resourcelock';
 export {
+  ThreadedLeaderElector,
+  newComponentElector,
+  type ComponentElector,
+  type ThreadedElectorConfig,
+} from './elector-thread';
+export {
   newLeaderElector,
   leaderElectionClientTimeoutMs,
   type LeaderElectionFlags,

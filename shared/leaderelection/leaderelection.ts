@@ -56,6 +56,8 @@ export interface LeaderElectionConfig {
   name?: string;
   clock?: Clock;
   eventRecorder?: LeaderEventRecorder;
+  /** Every record observed (read or written), with the local time it was observed at. */
+  onObserved?(record: LeaderElectionRecord, observedAt: number): void;
 }
 
 /** kube-controller-manager's identity: "<hostname>_<uuid>". */
@@ -242,6 +244,7 @@ export class LeaderElector {
     this.observed = r;
     this.observedRaw = raw;
     this.observedTime = this.clock.now();
+    this.cfg.onObserved?.(r, this.observedTime);
     if (r.holderIdentity !== this.reportedLeader) {
       this.reportedLeader = r.holderIdentity;
       const cb = this.cfg.callbacks.onNewLeader;
@@ -352,11 +355,11 @@ export class LeaderElector {
  * timeout, i.e. we should already have stepped down. Attach the elector once built.
  */
 export class LeaderHealthzAdaptor {
-  private elector?: LeaderElector;
+  private elector?: Pick<LeaderElector, 'check'>;
 
   constructor(private readonly timeoutMs: number) {}
 
-  setLeaderElection(e: LeaderElector): void {
+  setLeaderElection(e: Pick<LeaderElector, 'check'>): void {
     this.elector = e;
   }
 

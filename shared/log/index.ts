@@ -41,6 +41,10 @@ export function setSilent(on: boolean): void {
   silent = on;
 }
 
+export function isSilent(): boolean {
+  return silent;
+}
+
 // Lines waiting for the end of the current turn, and what a full pipe did not take.
 let pending = '';
 let unwritten: Buffer | undefined;
