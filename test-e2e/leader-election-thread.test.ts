@@ -57,5 +57,10 @@ describe('e2e: leader election on its own thread', function () {
     // The manager still leads afterwards: its healthz check passes and it did not step down.
     await new Promise((r) => setTimeout(r, 2 * LEASE.leaderElectRetryPeriod));
     assert.equal(cm.manager.isLeader(), true);
+
+    // A graceful stop ends the term and gives the lease up from the thread.
+    await cm.stop();
+    cm = undefined;
+    assert.equal((await lease()).spec.holderIdentity ?? '', '');
   });
 });

@@ -33,6 +33,8 @@ export interface ElectorWorkerData {
 export type ElectorMessage =
   | { type: 'observed'; record: LeaderElectionRecord; observedAt: number }
   | { type: 'started' }
+  /** The term ended (lost or stopping); the lease is released after this when asked to. */
+  | { type: 'stopped' }
   | { type: 'event'; regarding: unknown; reason: string; note: string }
   | { type: 'done' };
 
@@ -71,7 +73,11 @@ export class ThreadedLeaderElector {
     const worker = new Worker(join(__dirname, 'elector-worker.js'), { workerData });
     const lead = new AbortController();
     let leading: Promise<void> = Promise.resolve();
-    const stop = () => worker.postMessage('stop');
+    // The controllers stop with the term, as LeaderElector.run stops them, not after the release.
+    const stop = () => {
+      lead.abort();
+      worker.postMessage('stop');
+    };
     signal.addEventListener('abort', stop, { once: true });
     try {
       await new Promise<void>((resolve) => {
@@ -81,6 +87,7 @@ export class ThreadedLeaderElector {
             leading = Promise.resolve()
               .then(() => callbacks.onStartedLeading(lead.signal))
               .catch((err) => log.error('onStartedLeading failed', { err: String(err) }));
+          else if (m.type === 'stopped') lead.abort();
           else if (m.type === 'event')
             eventRecorder?.eventf(m.regarding, null, 'Normal', m.reason, m.reason, m.note);
           else if (m.type === 'done') resolve();

@@ -37,7 +37,16 @@ const elector = new LeaderElector({
   callbacks: {
     onStartedLeading: (signal) => {
       post({ type: 'started' });
-      return new Promise<void>((r) => signal.addEventListener('abort', () => r(), { once: true }));
+      return new Promise<void>((r) =>
+        signal.addEventListener(
+          'abort',
+          () => {
+            post({ type: 'stopped' });
+            r();
+          },
+          { once: true },
+        ),
+      );
     },
   },
 });
