@@ -10,7 +10,7 @@ import { getVerbosity, isSilent, logger } from '../log';
 import type { ClientConfig } from '../client/kubeconfig';
 import type { ClientOptions } from '../client/rest';
 import { Client } from '../client/client';
-import { LeaderElector, type LeaderCallbacks, type LeaderEventRecorder } from './leaderelection';
+import { checkRenewed, LeaderElector, type LeaderCallbacks, type LeaderEventRecorder } from './leaderelection';
 import { LeaseLock, type LeaderElectionRecord } from './resourcelock';
 
 const log = logger('leaderelection');
@@ -62,8 +62,11 @@ export class ThreadedLeaderElector {
   /** As LeaderElector.check: throws when we lead by the last record but have not renewed in time. */
   check(maxTolerableExpiredLeaseMs: number): void {
     if (!this.isLeader()) return;
-    if (Date.now() - this.observedAt > this.cfg.leaseDurationMs + maxTolerableExpiredLeaseMs)
-      throw new Error(`failed election to renew leadership on lease ${this.cfg.lock.name}`);
+    checkRenewed(
+      Date.now() - this.observedAt,
+      this.cfg.leaseDurationMs + maxTolerableExpiredLeaseMs,
+      this.cfg.lock.name,
+    );
   }
 
   /** Campaigns until leader, leads until the lease is lost or signal aborts, as LeaderElector.run. */

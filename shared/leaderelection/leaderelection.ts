@@ -65,6 +65,11 @@ export function defaultIdentity(): string {
   return `${hostname()}_${randomUUID()}`;
 }
 
+/** The healthz check of a leader: throws when its last renewal is older than the lease allows. */
+export function checkRenewed(sinceRenewalMs: number, toleratedMs: number, lease: string): void {
+  if (sinceRenewalMs > toleratedMs) throw new Error(`failed election to renew leadership on lease ${lease}`);
+}
+
 export class LeaderElector {
   private readonly leaseDuration: number;
   private readonly renewDeadline: number;
@@ -97,11 +102,11 @@ export class LeaderElector {
   /** Throws when we lead by our last record but have not renewed for leaseDuration + tolerance. */
   check(maxTolerableExpiredLeaseMs: number): void {
     if (!this.isLeader()) return;
-    if (this.clock.now() - this.observedTime > this.leaseDuration + maxTolerableExpiredLeaseMs) {
-      throw new Error(
-        `failed election to renew leadership on lease ${this.cfg.name ?? this.cfg.lock.describe()}`,
-      );
-    }
+    checkRenewed(
+      this.clock.now() - this.observedTime,
+      this.leaseDuration + maxTolerableExpiredLeaseMs,
+      this.cfg.name ?? this.cfg.lock.describe(),
+    );
   }
 
   /** The last observed leader ("" when none). */
