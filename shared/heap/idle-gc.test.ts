@@ -40,6 +40,18 @@ describe('idle-time collection', function () {
     }
   });
 
+  it('forces no full collection of a heap above its bound (V8 collects that one itself)', async () => {
+    const stop = startIdleGc({ maxForcedFootprintBytes: footprint() - 1 });
+    try {
+      const peak = burst();
+      // Idle for 3 s: the bound-less collector gives the burst back well within that.
+      await sleep(3000);
+      assert.ok(footprint() > peak - 24 * 2 ** 20, 'a full collection was forced');
+    } finally {
+      stop();
+    }
+  });
+
   it('leaves a busy process alone', async () => {
     const stop = startIdleGc();
     try {
