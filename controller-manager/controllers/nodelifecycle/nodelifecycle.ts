@@ -159,6 +159,8 @@ export class NodeLifecycleController {
       while (next < nodes.length) {
         const turn = pause();
         if (turn) await turn;
+        // Another worker may have taken the last node during that turn.
+        if (next >= nodes.length) break;
         await this.updateNode(nodes[next++], zoneConditions);
       }
     };
