@@ -54,6 +54,7 @@ export {
   RateLimitingQueue,
   runWorkers,
   yielder,
+  forEachConcurrently,
   type GetResult,
   type QueueOptions,
   type WorkerOptions,

@@ -2,7 +2,14 @@
 import assert from 'node:assert/strict';
 import { FakeClock, flush } from '../client/clock';
 import { TokenBucket } from '../client/rate-limiter';
-import { DelayingQueue, RateLimitingQueue, runWorkers, WorkQueue, yielder } from './workqueue';
+import {
+  DelayingQueue,
+  forEachConcurrently,
+  RateLimitingQueue,
+  runWorkers,
+  WorkQueue,
+  yielder,
+} from './workqueue';
 import {
   BucketRateLimiter,
   defaultControllerRateLimiter,
@@ -248,5 +255,40 @@ describe('shared/informers: yielder', () => {
   it('is needed: without it the timer waits for the whole loop', async () => {
     const { timerAt } = await loop(200);
     assert.ok(timerAt >= 200, `timer at ${timerAt} ms`);
+  });
+});
+
+describe('forEachConcurrently', () => {
+  it('calls fn once per item when every check-in lets the event loop turn', async () => {
+    const items = [1, 2, 3, 4, 5];
+    const seen: (number | undefined)[] = [];
+    const alwaysTurn = () => new Promise<void>((r) => setImmediate(r));
+    await forEachConcurrently(
+      items,
+      3,
+      async (x) => {
+        seen.push(x);
+      },
+      alwaysTurn,
+    );
+    assert.deepEqual(
+      [...seen].sort((a, b) => (a ?? 0) - (b ?? 0)),
+      items,
+    );
+  });
+
+  it('keeps at most `workers` calls in flight', async () => {
+    let inFlight = 0;
+    let most = 0;
+    await forEachConcurrently(
+      Array.from({ length: 20 }, (_, i) => i),
+      4,
+      async () => {
+        most = Math.max(most, ++inFlight);
+        await new Promise((r) => setTimeout(r, 2));
+        inFlight--;
+      },
+    );
+    assert.equal(most, 4);
   });
 });

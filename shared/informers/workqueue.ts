@@ -275,10 +275,6 @@ export interface WorkerOptions<T> {
   onError?: (item: T, err: unknown, requeued: boolean) => void;
 }
 
-/**
- * Runs the usual controller loop on a rate-limited queue: get, sync, forget on
- * success or addRateLimited on failure, done. Resolves when the queue is shut down.
- */
 /** How long a worker may run items back to back before it lets the event loop turn. */
 const WORKER_YIELD_MS = 20;
 
@@ -301,6 +297,33 @@ export function yielder(ms = WORKER_YIELD_MS): () => Promise<void> | undefined {
   };
 }
 
+/**
+ * Calls fn on every item with up to `workers` calls in flight, letting the event loop turn
+ * when `pause` says so.
+ */
+export async function forEachConcurrently<T>(
+  items: readonly T[],
+  workers: number,
+  fn: (item: T) => Promise<void>,
+  pause = yielder(),
+): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    for (;;) {
+      const turn = pause();
+      if (turn) await turn;
+      // Checked after the turn: another worker may have taken the last item meanwhile.
+      if (next >= items.length) return;
+      await fn(items[next++]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(workers, items.length) }, worker));
+}
+
+/**
+ * Runs the usual controller loop on a rate-limited queue: get, sync, forget on
+ * success or addRateLimited on failure, done. Resolves when the queue is shut down.
+ */
 export async function runWorkers<T>(
   queue: RateLimitingQueue<T>,
   sync: (item: T) => Promise<void>,

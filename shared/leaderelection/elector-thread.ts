@@ -10,7 +10,12 @@ import { getVerbosity, isSilent, logger } from '../log';
 import type { ClientConfig } from '../client/kubeconfig';
 import type { ClientOptions } from '../client/rest';
 import { Client } from '../client/client';
-import { checkRenewed, LeaderElector, type LeaderCallbacks, type LeaderEventRecorder } from './leaderelection';
+import {
+  checkRenewed,
+  LeaderElector,
+  type LeaderCallbacks,
+  type LeaderEventRecorder,
+} from './leaderelection';
 import { LeaseLock, type LeaderElectionRecord } from './resourcelock';
 
 const log = logger('leaderelection');

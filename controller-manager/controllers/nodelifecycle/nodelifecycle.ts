@@ -18,7 +18,7 @@
 // and tainting.ts puts the taints on.
 import type { ControllerContext, ControllerDescriptor, EventRecorderLike } from '../../controller';
 import type { KubeObject } from '../../../shared/client';
-import { runWorkers, yielder, type SharedIndexInformer } from '../../../shared/informers';
+import { forEachConcurrently, runWorkers, type SharedIndexInformer } from '../../../shared/informers';
 import { cachesSynced, every, go, queueFor, type Condition } from '../../app/controller-util';
 import { NODE_LEASE_NAMESPACE } from '../../../shared/api/nodes';
 import { NodeHealthTracker, markPodsNotReady } from './node-health';
@@ -151,20 +151,9 @@ export class NodeLifecycleController {
     }
 
     const zoneConditions = new Map<string, (Condition | undefined)[]>();
-    let next = 0;
     // A healthy node's update is no I/O: 5,000 of them back to back held the event loop for
-    // seconds (and the lease renewal's timer with it) without these turns.
-    const pause = yielder();
-    const worker = async () => {
-      while (next < nodes.length) {
-        const turn = pause();
-        if (turn) await turn;
-        // Another worker may have taken the last node during that turn.
-        if (next >= nodes.length) break;
-        await this.updateNode(nodes[next++], zoneConditions);
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(NODE_UPDATE_WORKERS, nodes.length) }, worker));
+    // seconds (and the lease renewal's timer with it) without the turns this takes.
+    await forEachConcurrently(nodes, NODE_UPDATE_WORKERS, (n) => this.updateNode(n, zoneConditions));
     await this.handleDisruption(zoneConditions, nodes);
   }
 
