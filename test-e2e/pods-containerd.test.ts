@@ -188,7 +188,8 @@ describe('pods on containerd: a local cluster running real containers', function
         containers: [
           bb(
             'c',
-            "trap 'exit 0' TERM; touch /tmp/healthy; sleep 2; rm /tmp/healthy; while true; do sleep 1; done",
+            // `wait` returns on the signal (a foreground sleep would hold the trap up to 1 s, the grace period).
+            "trap 'exit 0' TERM; touch /tmp/healthy; sleep 2; rm /tmp/healthy; while true; do sleep 1 & wait $!; done",
             {
               livenessProbe: {
                 exec: { command: ['cat', '/tmp/healthy'] },

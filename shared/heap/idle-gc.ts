@@ -72,8 +72,18 @@ function youngGenerationBytes(): number {
 }
 
 /** Starts the idle-time collector; returns its stop. */
-export function startIdleGc(o: { maxForcedFootprintBytes?: number } = {}): () => void {
+export function startIdleGc(
+  o: {
+    maxForcedFootprintBytes?: number;
+    /** Told of each collection it starts. */
+    onCollect?: (kind: CollectionKind) => void;
+  } = {},
+): () => void {
   const maxForced = o.maxForcedFootprintBytes ?? MAX_FORCED_FOOTPRINT_BYTES;
+  const collect = (kind: CollectionKind) => {
+    collectNow(kind);
+    o.onCollect?.(kind);
+  };
   let base = footprint();
   let last = performance.eventLoopUtilization();
   /** When the current quiet stretch began (undefined while busy). */
@@ -114,7 +124,9 @@ export function startIdleGc(o: { maxForcedFootprintBytes?: number } = {}): () =>
   return () => clearInterval(timer);
 }
 
-function collect(kind: 'young' | 'full' | 'compacting'): void {
+type CollectionKind = 'young' | 'full' | 'compacting';
+
+function collectNow(kind: CollectionKind): void {
   // The collector is made on first need (a V8 context, ~2 ms): not at start-up, nor in a process never busy.
   const gc = exposedGc();
   if (!gc) return;
