@@ -9,7 +9,7 @@ import { Client } from '../../shared/client/client';
 import { realClock } from '../../shared/client/clock';
 import { loadKubeconfig } from '../../shared/client/kubeconfig';
 import type { KubeObject } from '../../shared/client/types';
-import { SharedInformerFactory } from '../../shared/informers';
+import { forEachConcurrently, SharedInformerFactory } from '../../shared/informers';
 import { logger } from '../../shared/log';
 import { METRICS_CONTENT_TYPE, MetricsRegistry } from '../../shared/metrics/registry';
 import { processMetrics } from '../../shared/metrics/process';
@@ -141,24 +141,20 @@ export async function startSimulatedNodes(
   // reports on the one wheel. Their requests carry no signal: the stop closes the client.
   const wheel = new TimerWheel();
   const loops: Promise<void>[] = [];
-  let next = 0;
-  const registerAll = async () => {
-    for (;;) {
-      const n = nodes[next++];
-      if (!n || signal.aborted) return;
-      for (let delay = 1000; !signal.aborted; delay = Math.min(delay * 2, 30_000)) {
-        try {
-          await n.register(signal);
-          break;
-        } catch (err) {
-          log.error('Unable to register node', { node: n.name, err: String(err) });
-          await sleep(delay, signal);
-        }
+  const register = async (n: SimulatedNode) => {
+    if (signal.aborted) return;
+    for (let delay = 1000; !signal.aborted; delay = Math.min(delay * 2, 30_000)) {
+      try {
+        await n.register(signal);
+        break;
+      } catch (err) {
+        log.error('Unable to register node', { node: n.name, err: String(err) });
+        await sleep(delay, signal);
       }
-      // Renewals and reports start at a random point of their period so N nodes do not beat together.
-      wheel.schedule(() => n.lease.renewTurn(), Math.random() * n.lease.renewIntervalMs);
-      wheel.schedule(() => statusTurn(n), Math.random() * cfg.nodeStatusUpdateFrequencyMs);
     }
+    // Renewals and reports start at a random point of their period so N nodes do not beat together.
+    wheel.schedule(() => n.lease.renewTurn(), Math.random() * n.lease.renewIntervalMs);
+    wheel.schedule(() => statusTurn(n), Math.random() * cfg.nodeStatusUpdateFrequencyMs);
   };
   const statusTurn = async (n: SimulatedNode): Promise<number> => {
     await n.report().catch((err) => {
@@ -166,7 +162,7 @@ export async function startSimulatedNodes(
     });
     return cfg.nodeStatusUpdateFrequencyMs;
   };
-  await Promise.all(Array.from({ length: Math.min(REGISTER_CONCURRENCY, count) }, registerAll));
+  await forEachConcurrently(nodes, REGISTER_CONCURRENCY, register);
   log.info('simulated nodes registered', { nodes: count });
 
   factory.start(signal);
