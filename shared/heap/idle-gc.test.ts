@@ -26,7 +26,8 @@ describe('idle-time collection', function () {
 
   // The give-back tests set no bound: the whole suite's process can be past the default one.
   it('gives back what a burst left behind once the process is idle', async () => {
-    const stop = startIdleGc({ maxForcedFootprintBytes: Infinity });
+    const forced: string[] = [];
+    const stop = startIdleGc({ maxForcedFootprintBytes: Infinity, onCollect: (kind) => forced.push(kind) });
     try {
       const peak = burst();
       // V8's own memory reducer would wait 8 s or more: this must come sooner.
@@ -36,6 +37,7 @@ describe('idle-time collection', function () {
         footprint() <= peak - 24 * 2 ** 20,
         `footprint ${(footprint() / 2 ** 20).toFixed(0)} MiB, peak ${(peak / 2 ** 20).toFixed(0)} MiB`,
       );
+      assert.ok(forced.includes('compacting'), `forced: ${forced}`);
     } finally {
       stop();
     }
