@@ -80,8 +80,12 @@ export function startIdleGc(
   } = {},
 ): () => void {
   const maxForced = o.maxForcedFootprintBytes ?? MAX_FORCED_FOOTPRINT_BYTES;
+  /** Time spent in its own collections since the last check: not the process's work. */
+  let ownMs = 0;
   const collect = (kind: CollectionKind) => {
+    const t = performance.now();
     collectNow(kind);
+    ownMs += performance.now() - t;
     o.onCollect?.(kind);
   };
   let base = footprint();
@@ -92,8 +96,12 @@ export function startIdleGc(
   let settling = false;
   const timer = setInterval(() => {
     const now = performance.eventLoopUtilization();
-    const busy = performance.eventLoopUtilization(now, last).utilization;
+    const { active, idle } = performance.eventLoopUtilization(now, last);
     last = now;
+    // A young collection of a large heap takes 15-25 ms, enough to make the next half
+    // second look busy: counted, the stretch would restart and collect again, forever.
+    const busy = Math.max(0, active - ownMs) / (active + idle || 1);
+    ownMs = 0;
     if (busy >= IDLE_UTILIZATION) {
       quietSince = undefined;
       return;
