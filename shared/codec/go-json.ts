@@ -168,9 +168,10 @@ function compileShaper(st: Flat): (value: unknown) => unknown {
   return factory(refs, consts, EMPTY, st.keys, sortedMap, mapShaped, isEmptyCollection, copyUnknown);
 }
 
+/** Sized up front: an array grown by push keeps room for 16 more (~130 bytes each in an informer's cache). */
 function mapShaped(items: unknown[], s: Shaper): unknown[] {
-  const out: unknown[] = [];
-  for (let i = 0; i < items.length; i++) out.push(s.f(items[i]));
+  const out: unknown[] = new Array(items.length);
+  for (let i = 0; i < items.length; i++) out[i] = s.f(items[i]);
   return out;
 }
 

@@ -39,7 +39,7 @@ export class Indexer<T extends KubeObject = KubeObject> {
   private readonly items = new Map<string, T>();
   private readonly indexers = new Map<string, IndexFunc<T>>();
   /** index name → indexed value → keys */
-  private readonly indices = new Map<string, Map<string, Set<string>>>();
+  private readonly indices = new Map<string, Index>();
 
   constructor(
     readonly keyFunc: KeyFunc<T> = metaNamespaceKey,
@@ -53,7 +53,7 @@ export class Indexer<T extends KubeObject = KubeObject> {
     for (const [name, fn] of Object.entries(indexers)) {
       if (this.indexers.has(name)) throw new Error(`indexer conflict: ${name}`);
       this.indexers.set(name, fn);
-      const index = new Map<string, Set<string>>();
+      const index: Index = new Map();
       this.indices.set(name, index);
       for (const [key, obj] of this.items) addTo(index, fn(obj), key);
     }
@@ -128,7 +128,7 @@ export class Indexer<T extends KubeObject = KubeObject> {
     const fn = this.indexer(indexName);
     const index = this.indices.get(indexName)!;
     const keys = new Set<string>();
-    for (const v of fn(obj)) for (const k of index.get(v) ?? []) keys.add(k);
+    for (const v of fn(obj)) for (const k of keysOf(index.get(v))) keys.add(k);
     return [...keys].map((k) => this.items.get(k)!);
   }
 
@@ -136,7 +136,8 @@ export class Indexer<T extends KubeObject = KubeObject> {
   byIndex(indexName: string, value: string): T[] {
     this.indexer(indexName);
     const keys = this.indices.get(indexName)!.get(value);
-    if (!keys) return [];
+    if (keys === undefined) return [];
+    if (typeof keys === 'string') return [this.items.get(keys)!];
     const out: T[] = [];
     for (const k of keys) out.push(this.items.get(k)!);
     return out;
@@ -144,7 +145,7 @@ export class Indexer<T extends KubeObject = KubeObject> {
 
   indexKeys(indexName: string, value: string): string[] {
     this.indexer(indexName);
-    return [...(this.indices.get(indexName)!.get(value) ?? [])];
+    return [...keysOf(this.indices.get(indexName)!.get(value))];
   }
 
   /** The values an index currently holds. */
@@ -168,10 +169,12 @@ export class Indexer<T extends KubeObject = KubeObject> {
       if (before.length === 1 && after.length === 1 && before[0] === after[0]) continue;
       for (const v of before) {
         if (after.includes(v)) continue;
-        const set = index.get(v);
-        if (!set) continue;
-        set.delete(key);
-        if (set.size === 0) index.delete(v);
+        const keys = index.get(v);
+        if (keys === key) index.delete(v);
+        else if (typeof keys === 'object') {
+          keys.delete(key);
+          if (keys.size === 1) index.set(v, keys.values().next().value!);
+        }
       }
       addTo(
         index,
@@ -182,10 +185,23 @@ export class Indexer<T extends KubeObject = KubeObject> {
   }
 }
 
-function addTo(index: Map<string, Set<string>>, values: string[], key: string): void {
+/**
+ * Indexed value → the key of the one object with it, or the keys of several: most values of
+ * many indexes (a uid, a node's name among a few pods) belong to one object, and a Set of one
+ * costs ~200 bytes.
+ */
+type Index = Map<string, string | Set<string>>;
+
+function keysOf(keys: string | Set<string> | undefined): Iterable<string> {
+  return keys === undefined ? [] : typeof keys === 'string' ? [keys] : keys;
+}
+
+function addTo(index: Index, values: string[], key: string): void {
   for (const v of values) {
-    let set = index.get(v);
-    if (!set) index.set(v, (set = new Set()));
-    set.add(key);
+    const keys = index.get(v);
+    if (keys === undefined) index.set(v, key);
+    else if (typeof keys === 'string') {
+      if (keys !== key) index.set(v, new Set([keys, key]));
+    } else keys.add(key);
   }
 }
