@@ -3,13 +3,14 @@
 // killed when this process exits, however it exits; /proc readers for RSS and CPU.
 import { type ChildProcess, execFileSync, fork, spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Agent, request } from 'undici';
 import { loadKubeconfig } from '../../shared/client/kubeconfig';
-import { executableArgs } from '../../shared/cluster/process';
+import { executableArgs, freePort } from '../../shared/cluster/process';
 import { sleep } from './stats';
+
+export { freePort };
 
 /** The build folder this file runs from (dist/ or dist-bench/). */
 export const DIST = resolve(__dirname, '..', '..');
@@ -50,19 +51,6 @@ export function terminate(c: ChildProcess, graceMs = 20_000): Promise<void> {
       res();
     });
     c.kill('SIGTERM');
-  });
-}
-
-/** A port the OS considers free right now. */
-export function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const s = createServer();
-    s.on('error', rej);
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address();
-      const port = typeof a === 'object' && a ? a.port : 0;
-      s.close(() => res(port));
-    });
   });
 }
 

@@ -2,7 +2,7 @@
 // polling, and stopping by PID (SIGTERM, then SIGKILL), also when the parent
 // exits unexpectedly.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { Agent, request } from 'undici';
@@ -115,16 +115,47 @@ export function procOf(name: string, child: ChildProcess, logFile: string, detac
   };
 }
 
+/** Ports handed out by this process (never twice: two servers started together must not share one). */
+const handedOut = new Set<number>();
+
+/**
+ * The ports freePort draws from: below the kernel's ephemeral range. A port from that range
+ * (listen(0) gives one) can be taken as the source port of any outgoing connection between the
+ * check and the server's own bind, and a suite or a cluster makes thousands of them.
+ */
+function belowEphemeralRange(): [number, number] | undefined {
+  try {
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    return low > 12_000 ? [10_000, low - 1] : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A TCP port on 127.0.0.1 free right now, not handed out before by this process. */
 export async function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address();
-      const port = typeof a === 'object' && a ? a.port : 0;
-      s.close(() => resolvePort(port));
+  const range = belowEphemeralRange();
+  for (let tries = 0; range && tries < 100; tries++) {
+    const port = range[0] + Math.floor(Math.random() * (range[1] - range[0] + 1));
+    if (handedOut.has(port) || !(await portIsFree(port))) continue;
+    handedOut.add(port);
+    return port;
+  }
+  for (;;) {
+    const port = await new Promise<number>((resolvePort, reject) => {
+      const s = createServer();
+      s.listen(0, '127.0.0.1', () => {
+        const a = s.address();
+        const p = typeof a === 'object' && a ? a.port : 0;
+        s.close(() => resolvePort(p));
+      });
+      s.on('error', reject);
     });
-    s.on('error', reject);
-  });
+    if (!handedOut.has(port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
 }
 
 export async function portIsFree(port: number, host = '127.0.0.1'): Promise<boolean> {

@@ -1,7 +1,7 @@
 // Starting the real tkube executables for end-to-end tests: free ports, temp
 // dirs, readiness waits, and cleanup by PID even when a test fails. Process
 // handling itself is shared with the tkube launcher (shared/cluster).
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import {
@@ -15,6 +15,14 @@ import {
 
 export { DIST, freePort, waitForHTTP, type Proc };
 export const REPO = resolve(DIST, '..');
+
+function logTail(file: string, lines = 30): string {
+  try {
+    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch (err) {
+    return `(unreadable: ${(err as Error).message})`;
+  }
+}
 
 export function tempDir(prefix: string): string {
   return mkdtempSync(join(tmpdir(), `tkube-${prefix}-`));
@@ -68,7 +76,8 @@ export async function startAPIServerProcess(o: APIServerOptions = {}): Promise<A
     await waitForHTTP(kubeconfig, '/readyz', 30_000, p.exited);
   } catch (err) {
     await p.stop('SIGKILL');
-    throw new Error(`${(err as Error).message}; see ${p.logFile}`, { cause: err });
+    // The log goes with the test's directory: its end is kept in the error.
+    throw new Error(`${(err as Error).message}; see ${p.logFile}:\n${logTail(p.logFile)}`, { cause: err });
   }
   return {
     ...p,
@@ -131,7 +140,8 @@ export async function startDnsProcess(
     );
   } catch (err) {
     await p.stop('SIGKILL');
-    throw new Error(`${(err as Error).message}; see ${p.logFile}`, { cause: err });
+    // The log goes with the test's directory: its end is kept in the error.
+    throw new Error(`${(err as Error).message}; see ${p.logFile}:\n${logTail(p.logFile)}`, { cause: err });
   }
   return { ...p, ports };
 }
