@@ -38,7 +38,7 @@ const USAGE = `usage: node dist/bench/density.js [options]
   --timeout <s>          per phase (default 1200)
   --hold <s>             after the pods, hold the cluster this long and report Lease renewals,
                          Nodes leaving Ready and peak RSS over that window (default 0)
-  --record               write the figures to bench/results/density-<date>-<commit>.json`;
+  --record               write the figures to bench/results/density-<date>-<commit>-<nodes>x<pods-per-node>+<big-replicas>.json`;
 
 const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
@@ -298,7 +298,8 @@ async function main(): Promise<void> {
       const git = gitInfo(resolve(DIST, '..'));
       const file = join(
         resolve(DIST, '..', 'bench', 'results'),
-        `density-${new Date().toISOString().slice(0, 10)}-${git.commit}.json`,
+        // The size in the name: two sizes run on one commit must not overwrite each other.
+        `density-${new Date().toISOString().slice(0, 10)}-${git.commit}-${o.nodes}x${o.podsPerNode}+${o.bigReplicas}.json`,
       );
       writeFileSync(
         file,
