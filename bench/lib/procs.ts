@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Agent, request } from 'undici';
 import { loadKubeconfig } from '../../shared/client/kubeconfig';
-import { executableArgs, freePort } from '../../shared/cluster/process';
+import { executableArgs, freePort, logTail as tail } from '../../shared/cluster/process';
 import { sleep } from './stats';
 
 export { freePort };
@@ -189,14 +189,6 @@ function credsFromCertDir(certDir: string): Creds | undefined {
     cert: readFileSync(f('admin.crt'), 'utf8'),
     key: readFileSync(f('admin.key'), 'utf8'),
   };
-}
-
-function tail(file: string, max = 3000): string {
-  try {
-    return readFileSync(file, 'utf8').slice(-max);
-  } catch {
-    return '';
-  }
 }
 
 /**

@@ -1,24 +1,15 @@
 // freePort: a port the caller can bind, below the kernel's ephemeral range where it has one
 // (outgoing connections take their source ports from that range), never the same one twice.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { freePort } from './process';
-
-const ephemeralLow = (): number | undefined => {
-  try {
-    return Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
-  } catch {
-    return undefined;
-  }
-};
+import { ephemeralPortRange, freePort } from './process';
 
 describe('shared/cluster: freePort', () => {
   it('hands out distinct bindable ports below the ephemeral range', async () => {
     const ports: number[] = [];
     for (let i = 0; i < 50; i++) ports.push(await freePort());
     assert.equal(new Set(ports).size, ports.length, 'a port handed out twice');
-    const low = ephemeralLow();
+    const low = ephemeralPortRange()?.[0];
     if (low !== undefined && low > 12_000)
       for (const p of ports) assert.ok(p < low, `port ${p} in the ephemeral range`);
     // Each can be bound, and a bound one is not handed out.

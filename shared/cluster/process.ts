@@ -2,7 +2,16 @@
 // polling, and stopping by PID (SIGTERM, then SIGKILL), also when the parent
 // exits unexpectedly.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import {
+  closeSync,
+  createWriteStream,
+  existsSync,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { Agent, request } from 'undici';
@@ -118,18 +127,32 @@ export function procOf(name: string, child: ChildProcess, logFile: string, detac
 /** Ports handed out by this process (never twice: two servers started together must not share one). */
 const handedOut = new Set<number>();
 
+let ephemeral: [number, number] | null | undefined;
+
+/** The kernel's range of source ports for outgoing connections (null where it does not say). */
+export function ephemeralPortRange(): [number, number] | null {
+  if (ephemeral === undefined) {
+    try {
+      const [low, high] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8')
+        .trim()
+        .split(/\s+/)
+        .map(Number);
+      ephemeral = [low, high];
+    } catch {
+      ephemeral = null;
+    }
+  }
+  return ephemeral;
+}
+
 /**
- * The ports freePort draws from: below the kernel's ephemeral range. A port from that range
- * (listen(0) gives one) can be taken as the source port of any outgoing connection between the
- * check and the server's own bind, and a suite or a cluster makes thousands of them.
+ * The ports freePort draws from: below the ephemeral range. A port from that range (listen(0)
+ * gives one) can be taken as the source port of any outgoing connection between the check and
+ * the server's own bind, and a suite or a cluster makes thousands of them.
  */
 function belowEphemeralRange(): [number, number] | undefined {
-  try {
-    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
-    return low > 12_000 ? [10_000, low - 1] : undefined;
-  } catch {
-    return undefined;
-  }
+  const low = ephemeralPortRange()?.[0] ?? 0;
+  return low > 12_000 ? [10_000, low - 1] : undefined;
 }
 
 /** A TCP port on 127.0.0.1 free right now, not handed out before by this process. */
@@ -155,6 +178,23 @@ export async function freePort(): Promise<number> {
       handedOut.add(port);
       return port;
     }
+  }
+}
+
+/** The end of a process's log file (at most maxBytes of it; '' when it cannot be read). */
+export function logTail(file: string, maxBytes = 3000): string {
+  let fd: number | undefined;
+  try {
+    fd = openSync(file, 'r');
+    const size = fstatSync(fd).size;
+    const len = Math.min(size, maxBytes);
+    const buf = Buffer.alloc(len);
+    readSync(fd, buf, 0, len, size - len);
+    return buf.toString('utf8');
+  } catch {
+    return '';
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
 }
 

@@ -3,8 +3,7 @@
 // started again with the same arguments after a back-off — 1 s, doubling to
 // 30 s, back to 1 s once a run lasted 5 minutes — the way a kubelet restarts a
 // static pod's container. stop() or endSupervision() ends the supervision.
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import type { Proc } from './process';
+import { logTail, type Proc } from './process';
 
 export const RESTART_BACKOFF = { initialMs: 1000, maxMs: 30_000, resetAfterMs: 5 * 60_000 };
 
@@ -102,25 +101,11 @@ export class SupervisedProc implements Proc {
 
 /** The last non-empty line of a log file (at most 300 characters), for saying why a process ended. */
 function lastLogLine(file: string): string {
-  let fd: number | undefined;
-  try {
-    fd = openSync(file, 'r');
-    const size = fstatSync(fd).size;
-    const len = Math.min(size, 4096);
-    const buf = Buffer.alloc(len);
-    readSync(fd, buf, 0, len, size - len);
-    const lines = buf
-      .toString('utf8')
-      .split('\n')
-      .map((l) => l.trim())
-      .filter(Boolean);
-    const line = lines[lines.length - 1] ?? '';
-    return messageOf(line).slice(0, 300);
-  } catch {
-    return '';
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
+  const lines = logTail(file, 4096)
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
+  return messageOf(lines[lines.length - 1] ?? '').slice(0, 300);
 }
 
 /** A JSON log line's msg (and err), or the line itself. */

@@ -1,12 +1,13 @@
 // Starting the real tkube executables for end-to-end tests: free ports, temp
 // dirs, readiness waits, and cleanup by PID even when a test fails. Process
 // handling itself is shared with the tkube launcher (shared/cluster).
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import {
   DIST,
   freePort,
+  logTail,
   startExecutable,
   waitForHTTP,
   waitUntil,
@@ -15,14 +16,6 @@ import {
 
 export { DIST, freePort, waitForHTTP, type Proc };
 export const REPO = resolve(DIST, '..');
-
-function logTail(file: string, lines = 30): string {
-  try {
-    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
-  } catch (err) {
-    return `(unreadable: ${(err as Error).message})`;
-  }
-}
 
 export function tempDir(prefix: string): string {
   return mkdtempSync(join(tmpdir(), `tkube-${prefix}-`));
