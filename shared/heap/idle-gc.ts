@@ -48,7 +48,7 @@ type Gc = (options?: { type: 'minor' | 'major' }) => void;
 let gcFn: Gc | null | undefined;
 
 /** V8's collector, exposed without a command-line flag (null where V8 refuses). */
-function exposedGc(): Gc | null {
+export function exposedGc(): Gc | null {
   if (gcFn === undefined) {
     try {
       v8.setFlagsFromString('--expose-gc');
