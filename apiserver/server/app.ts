@@ -75,10 +75,17 @@ export interface RunningAPIServer {
   stop(): Promise<void>;
 }
 
+/**
+ * Resources served without a watch cache unless --watch-cache-sizes names them, as
+ * kube-apiserver's defaults: Events, written for every step of every pod and read
+ * mostly by `kubectl get events`, held ~2 KB each in a cache for their whole hour.
+ */
+const UNCACHED_BY_DEFAULT = ['events', 'events.events.k8s.io'];
+
 /** Parses "resource[.group]#size" settings into a capacity lookup. */
 function cacheSizes(values: FlagValues): (group: string, resource: string) => number {
   if (!values.watchCache) return () => 0;
-  const sizes = new Map<string, number>();
+  const sizes = new Map<string, number>(UNCACHED_BY_DEFAULT.map((gr) => [gr, 0]));
   for (const s of (values.watchCacheSizes as string[] | undefined) ?? []) {
     const [gr, size] = s.split('#');
     sizes.set(gr, Number(size));

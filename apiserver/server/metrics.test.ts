@@ -56,6 +56,40 @@ describe('apiserver /metrics and deprecated APIs', function () {
     assert.ok((await metric(/^apiserver_storage_db_total_size_in_bytes\{[^}]*\} (\d+)$/m)) > 0);
   });
 
+  it('serves Events without a watch cache unless --watch-cache-sizes names them, as kube-apiserver', async () => {
+    const capacity = (group: string, resource: string) =>
+      new RegExp(`^apiserver_watch_cache_capacity\\{group="${group}",resource="${resource}"\\} (\\d+)$`, 'm');
+    assert.ok((await metric(capacity('', 'pods'))) >= 100);
+    const text = (await api('GET', '/metrics')).body.toString();
+    assert.doesNotMatch(text, /^apiserver_watch_cache_capacity\{[^}]*resource="events"\}/m);
+    // Served from the store: a watch from a list's revision sees the next Event.
+    const list = JSON.parse((await api('GET', '/api/v1/namespaces/default/events')).body.toString());
+    await api('POST', '/api/v1/namespaces/default/events', {
+      body: {
+        apiVersion: 'v1',
+        kind: 'Event',
+        metadata: { name: 'e1' },
+        involvedObject: { kind: 'Pod', namespace: 'default', name: 'p' },
+        reason: 'Tested',
+      },
+    });
+    const watch = await api(
+      'GET',
+      `/api/v1/namespaces/default/events?watch=1&resourceVersion=${list.metadata.resourceVersion}&timeoutSeconds=1`,
+    );
+    assert.match(watch.body.toString(), /"type":"ADDED".*"name":"e1"/);
+
+    const named = await startTestAPIServer({ watchCacheSizes: ['events#50'] });
+    const api2 = testRequester(named.config);
+    try {
+      const text2 = (await api2('GET', '/metrics')).body.toString();
+      assert.match(text2, /^apiserver_watch_cache_capacity\{group="",resource="events"\} 100$/m);
+    } finally {
+      await api2.close();
+      await named.stop();
+    }
+  });
+
   it('warns on deprecated APIs, and sets apiserver_requested_deprecated_apis', async () => {
     const r = await api('GET', '/api/v1/namespaces/default/endpoints');
     assert.equal(r.status, 200);

@@ -90,6 +90,7 @@ export class APIServerMetrics {
   readonly inflight: Gauge;
   readonly longRunning: Gauge;
   readonly storageObjects: Gauge;
+  private readonly watchCacheCapacity: Gauge;
   readonly dbSize: Gauge;
   readonly storageSize: Gauge;
   readonly deprecatedAPIs: Gauge;
@@ -126,6 +127,11 @@ export class APIServerMetrics {
       help: 'Objects stored, by resource, as last counted.',
       labels: ['resource'],
       stability: 'STABLE',
+    });
+    this.watchCacheCapacity = this.registry.gauge({
+      name: 'apiserver_watch_cache_capacity',
+      help: 'Total capacity of watch cache broken by resource type.',
+      labels: ['group', 'resource'],
     });
     this.dbSize = this.registry.gauge({
       name: 'apiserver_storage_db_total_size_in_bytes',
@@ -173,6 +179,14 @@ export class APIServerMetrics {
     dbPeriodMs: number,
     endpoint: string,
   ): void {
+    this.registry.addCollector(() => {
+      for (const store of registry.stores)
+        if (store.cacher)
+          this.watchCacheCapacity.set(
+            { group: store.res.group, resource: store.res.resource },
+            store.cacher.capacity,
+          );
+    });
     if (countPeriodMs > 0) {
       const count = async () => {
         for (const store of registry.stores) {

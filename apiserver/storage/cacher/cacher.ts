@@ -64,6 +64,11 @@ export class Cacher {
     return this.objects.size;
   }
 
+  /** Capacity of its window of recent events. */
+  get capacity(): number {
+    return this.window.capacity;
+  }
+
   get watcherCount(): number {
     return this.watchers.size;
   }

@@ -22,6 +22,11 @@ export class EventWindow {
     this.times = new Array(capacity);
   }
 
+  /** Events it holds before it grows or drops the oldest. */
+  get capacity(): number {
+    return this.buf.length;
+  }
+
   /** The oldest revision a watcher can start from (exclusive lower bound). */
   get oldestRV(): number {
     return this.floorRV;
