@@ -20,9 +20,16 @@ import { SimulatedPods } from './pods';
 import { SimulatedKubeletAPI } from './kubelet-api';
 import { servingCertificate } from '../server/tls';
 import { TimerWheel } from './timer-wheel';
+import { limitHeapGrowth } from '../../shared/heap/growth';
 
 const log = logger('simulated-nodes');
 
+/**
+ * The heap's growth past its live size before a full collection. The pod cache is most of
+ * the heap, and with V8's own factor the agent held ~2.3x its live heap: at 20,000 pods
+ * 30% gave 225 MB RSS instead of 270-310, at the same pace.
+ */
+const HEAP_GROWING_PERCENT = 30;
 /** Nodes registered at once. */
 const REGISTER_CONCURRENCY = 50;
 /**
@@ -49,6 +56,7 @@ export async function startSimulatedNodes(
   count: number,
 ): Promise<RunningSimulatedNodes> {
   if (!cfg.kubeconfig) throw new Error('--simulated-nodes needs --kubeconfig');
+  limitHeapGrowth(HEAP_GROWING_PERCENT);
   const arch = process.arch === 'x64' ? 'amd64' : process.arch;
   const perNode = (v: number) => (v > 0 ? v * count : v);
   const client = Client.create(loadKubeconfig(cfg.kubeconfig), {
