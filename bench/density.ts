@@ -38,6 +38,8 @@ const USAGE = `usage: node dist/bench/density.js [options]
   --timeout <s>          per phase (default 1200)
   --hold <s>             after the pods, hold the cluster this long and report Lease renewals,
                          Nodes leaving Ready and peak RSS over that window (default 0)
+  --apiserver-arg <flag> one more apiserver flag, as --watch-cache-sizes=events#100 (repeatable;
+                         for before/after runs of a setting)
   --record               write the figures to bench/results/density-<date>-<commit>-<nodes>x<pods-per-node>+<big-replicas>.json`;
 
 const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -68,6 +70,7 @@ interface Options {
   timeoutMs: number;
   holdMs: number;
   record: boolean;
+  apiserverArgs: string[];
 }
 
 function options(): Options {
@@ -81,6 +84,7 @@ function options(): Options {
       timeout: { type: 'string', default: '1200' },
       hold: { type: 'string', default: '0' },
       record: { type: 'boolean', default: false },
+      'apiserver-arg': { type: 'string', multiple: true, default: [] },
       help: { type: 'boolean', default: false },
     },
   });
@@ -103,6 +107,7 @@ function options(): Options {
     timeoutMs: int(values.timeout, 'timeout') * 1000,
     holdMs: int(values.hold, 'hold') * 1000,
     record: !!values.record,
+    apiserverArgs: values['apiserver-arg'] ?? [],
     ...(values.size ? SIZES[values.size] : {}),
   };
 }
@@ -163,6 +168,7 @@ async function main(): Promise<void> {
     nodes: o.nodes,
     runtime: 'fake',
     apiserverPort: ports.api,
+    apiserverArgs: o.apiserverArgs,
     controllerManagerPort: ports.cm,
     nodePorts: () => nodePorts,
     supervise: false,
