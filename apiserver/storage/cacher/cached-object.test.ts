@@ -168,3 +168,40 @@ for (const [media, preferred] of [
     });
   });
 }
+
+describe('cached object: a new version shares what equals the previous one', () => {
+  const storage = new StorageCodec(protobuf, protobuf);
+  const codec = codecFor(storage, true);
+  const kv = (obj: any, rv: number) => {
+    const key = `/registry/pods/ns/${obj.metadata.name}`;
+    return { key, value: storage.encode(obj, key), modRevision: rv, createRevision: 1, lease: 0 };
+  };
+
+  it('its key, and its labels and fields where they equal the previous ones', () => {
+    const v1 = CachedObject.fromKV(kv(pod(1), 10), codec);
+    // A status change: labels and fields as they were.
+    const same = pod(1);
+    same.status.phase = 'Succeeded';
+    const v2 = CachedObject.fromKV(kv(same, 11), codec, v1);
+    assert.equal(v2.key, v1.key);
+    assert.equal(v2.attrs, v1.attrs);
+    assert.equal(v2.obj.status.phase, 'Succeeded');
+    // Moved to another node, labels changed: new objects, with the values that equal sharing.
+    const moved = pod(1);
+    moved.spec.nodeName = 'elsewhere';
+    moved.metadata.labels.i = 'other';
+    const v3 = CachedObject.fromKV(kv(moved, 12), codec, v2);
+    assert.notEqual(v3.attrs.fields, v2.attrs.fields);
+    assert.notEqual(v3.attrs.labels, v2.attrs.labels);
+    assert.deepEqual(v3.attrs, {
+      labels: { app: 'a', i: 'other' },
+      fields: { 'metadata.name': 'p1', 'spec.nodeName': 'elsewhere' },
+    });
+    // A label removed is a change, though every label left equals the previous one.
+    const fewer = pod(1);
+    delete fewer.metadata.labels.i;
+    const v4 = CachedObject.fromKV(kv(fewer, 13), codec, v1);
+    assert.deepEqual(v4.attrs.labels, { app: 'a' });
+    assert.deepEqual(v1.attrs.labels, { app: 'a', i: '1' });
+  });
+});

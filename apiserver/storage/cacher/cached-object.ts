@@ -60,6 +60,28 @@ function exact(b: Buffer): Buffer {
   return out;
 }
 
+const sameStrings = (a: Record<string, string>, b: Record<string, string>): boolean => {
+  let n = 0;
+  for (const k in a) {
+    if (a[k] !== b[k]) return false;
+    n++;
+  }
+  return n === Object.keys(b).length;
+};
+
+/**
+ * Attributes equal to the previous version's are that version's (their strings too, where
+ * only some are equal): a pod's labels and most of its fields outlive its status changes,
+ * and the event window holds up to 100k versions, ~0.5 KB of attributes each.
+ */
+function sharedAttrs(a: ObjectAttrs, prev: ObjectAttrs): ObjectAttrs {
+  const labels = sameStrings(a.labels, prev.labels) ? prev.labels : a.labels;
+  let fields = a.fields;
+  if (sameStrings(fields, prev.fields)) fields = prev.fields;
+  else for (const k in fields) if (fields[k] === prev.fields[k]) fields[k] = prev.fields[k];
+  return labels === prev.labels && fields === prev.fields ? prev : { labels, fields };
+}
+
 export class CachedObject {
   /** Alternating names and encodings (fewer bytes than a Map for one or two). */
   private encodings: (string | Buffer)[] | undefined;
@@ -88,10 +110,14 @@ export class CachedObject {
     }
   }
 
-  static fromKV(kv: KeyValue, codec: CacheCodec): CachedObject {
+  /** prev: the key's previous version, whose key and equal attributes the new one shares. */
+  static fromKV(kv: KeyValue, codec: CacheCodec, prev?: CachedObject | null): CachedObject {
     const obj = codec.decode(kv.value, kv.modRevision, kv.key);
     const stored = codec.compact ? { value: exact(kv.value), codec } : undefined;
-    return new CachedObject(kv.key, kv.modRevision, obj, codec.attrs(obj), stored);
+    const attrs = codec.attrs(obj);
+    return prev
+      ? new CachedObject(prev.key, kv.modRevision, obj, sharedAttrs(attrs, prev.attrs), stored)
+      : new CachedObject(kv.key, kv.modRevision, obj, attrs, stored);
   }
 
   /** The decoded object (shared by every reader: treat as immutable). */

@@ -185,13 +185,14 @@ export class Cacher {
       }
       this.objects.delete(ev.key);
       this.sortedKeys = null;
-      cev = { type: 'DELETED', rv: ev.revision, key: ev.key, object: prev.withRV(ev.revision), prev };
+      cev = { type: 'DELETED', rv: ev.revision, key: prev.key, object: prev.withRV(ev.revision), prev };
     } else {
-      const obj = CachedObject.fromKV(ev.kv!, this.codec);
       const prev = this.objects.get(ev.key) ?? null;
+      const obj = CachedObject.fromKV(ev.kv!, this.codec, prev);
       if (!prev) this.sortedKeys = null;
       this.objects.set(ev.key, obj);
-      cev = { type: prev ? 'MODIFIED' : 'ADDED', rv: ev.revision, key: ev.key, object: obj, prev };
+      // The key as the cache holds it already (each event brings a string of its own).
+      cev = { type: prev ? 'MODIFIED' : 'ADDED', rv: ev.revision, key: obj.key, object: obj, prev };
     }
     this.revision = ev.revision;
     this.lastChange = ev.revision;
