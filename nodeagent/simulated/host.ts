@@ -56,7 +56,7 @@ export async function startSimulatedNodes(
   count: number,
 ): Promise<RunningSimulatedNodes> {
   if (!cfg.kubeconfig) throw new Error('--simulated-nodes needs --kubeconfig');
-  limitHeapGrowth(HEAP_GROWING_PERCENT);
+  const unlimitHeapGrowth = limitHeapGrowth(HEAP_GROWING_PERCENT);
   const arch = process.arch === 'x64' ? 'amd64' : process.arch;
   const perNode = (v: number) => (v > 0 ? v * count : v);
   const client = Client.create(loadKubeconfig(cfg.kubeconfig), {
@@ -197,6 +197,7 @@ export async function startSimulatedNodes(
       // Renewals and reports in flight end with the connections.
       await client.close();
       await wheelStopped;
+      unlimitHeapGrowth();
       log.info('simulated nodes stopped', { nodes: count });
     },
   };
