@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { Agent, request } from 'undici';
 import { Client, loadKubeconfig } from '../shared/client';
-import { SIMULATOR_CLIENT_RATES } from '../shared/cluster/component-flags';
+import { SIMULATOR_CLIENT_RATES, SIMULATOR_COMPACTION_INTERVAL } from '../shared/cluster/component-flags';
 import { waitUntil } from '../shared/cluster/process';
 import { startCluster } from './support/cluster';
 
@@ -49,6 +49,12 @@ describe(`the scheduler on ${NODES} simulated nodes (processes)`, function () {
       `--scheduler-kube-api-burst=${scheduler.burst}`,
     ])
       assert.ok(args.includes(flag), `${flag} in ${args.join(' ')}`);
+  });
+
+  it("runs the apiserver with the simulator's compaction interval", () => {
+    const args = cluster.procs.find((p) => p.name === 'apiserver')!.child.spawnargs;
+    const flag = `--etcd-compaction-interval=${SIMULATOR_COMPACTION_INTERVAL}`;
+    assert.ok(args.includes(flag), `${flag} in ${args.join(' ')}`);
   });
 
   it('spreads a Deployment over every node, then fills each node to its allocatable and no further', async () => {

@@ -21,7 +21,12 @@ import { ClusterServiceProxies, type ServiceProxyStatus } from './cluster-proxy'
 import type { ClusterNames } from './cluster-names';
 import type { LocalClusterOptions } from './cluster-options';
 import { writeClusterState } from './cluster-state';
-import { apiserverFlags, controllerManagerFlags, simulatorControllerManagerFlags } from './component-flags';
+import {
+  apiserverFlags,
+  controllerManagerFlags,
+  simulatorApiserverFlags,
+  simulatorControllerManagerFlags,
+} from './component-flags';
 import type { RunningContainerd } from './containerd';
 import { clusterPaths, type ClusterPaths } from './data-dir';
 import { frontProxyFlags } from './front-proxy';
@@ -194,7 +199,8 @@ export class LocalCluster {
         serviceCIDR: this.serviceCIDR,
         etcdServers: o.etcdServers,
         aggregation: await frontProxyFlags(this.paths.frontProxy),
-        extra: o.apiserverArgs,
+        // The caller's flags after the simulator's, so they can set them otherwise.
+        extra: [...(o.runtime === 'fake' ? simulatorApiserverFlags() : []), ...(o.apiserverArgs ?? [])],
       }),
       'apiserver',
     );
